@@ -1,0 +1,92 @@
+// Entry point: `node --import tsx pty/main.ts --socket <path>` (or PTY_WS_PTY_SOCKET).
+// Prints `pty-host listening <path>` on stdout once it accepts connections; logs JSON to stderr.
+
+import { once } from 'node:events';
+import { mkdirSync, rmSync } from 'node:fs';
+import { lstat, unlink } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Logger } from '../src/ports.ts';
+import { PtyHostServer } from './host.ts';
+import { createJsonLogger, isLogLevel } from './log.ts';
+
+async function main(log: Logger): Promise<void> {
+  // Once a router that started us is gone, logging into its dead pipe must not kill the sessions.
+  process.stderr.on('error', () => {});
+  process.stdout.on('error', () => {});
+  // Losing the host loses every session, so a stray exception is logged rather than fatal.
+  process.on('uncaughtException', (err) => log.log('error', 'uncaught exception', { err }));
+  process.on('unhandledRejection', (err) => log.log('error', 'unhandled rejection', { err }));
+
+  const { values } = parseArgs({ options: { socket: { type: 'string' } } });
+  const socketOption = values.socket ?? process.env.PTY_WS_PTY_SOCKET;
+  if (!socketOption) throw new Error('usage: pty/main.ts --socket <path> (or set PTY_WS_PTY_SOCKET)');
+  const socketPath = path.resolve(socketOption);
+
+  mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
+  await removeStaleSocket(socketPath);
+
+  const host = new PtyHostServer(log);
+  const server = createServer((socket) => host.accept(socket));
+  server.on('error', (err) => log.log('error', 'server error', { err }));
+  // The socket is created with the process umask; narrowing it for the bind keeps the file
+  // owner-only from its first instant instead of chmod-ing it after others could connect.
+  const umask = process.umask(0o177);
+  try {
+    server.listen(socketPath);
+  } finally {
+    process.umask(umask);
+  }
+  await once(server, 'listening');
+  process.stdout.write(`pty-host listening ${socketPath}\n`);
+  log.log('info', 'listening', { socket: socketPath });
+
+  const shutdown = (signal: NodeJS.Signals) => {
+    log.log('info', 'shutting down', { signal, sessions: host.sessionCount });
+    host.shutdown();
+    server.close();
+    // libuv usually unlinks a closed pipe server's path already; `force` tolerates that.
+    try {
+      rmSync(socketPath, { force: true });
+    } catch (err) {
+      log.log('warn', 'could not remove socket', { err });
+    }
+    process.exit(0);
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}
+
+/** Removes a socket file left by a host that died, refusing to touch a live one or a non-socket. */
+async function removeStaleSocket(socketPath: string): Promise<void> {
+  const info = await lstat(socketPath).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (!info) return;
+  if (!info.isSocket()) throw new Error(`${socketPath} exists and is not a socket`);
+  if (await isListening(socketPath)) throw new Error(`another process is already listening on ${socketPath}`);
+  await unlink(socketPath);
+}
+
+function isListening(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = connect(socketPath);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+}
+
+const level = process.env.PTY_WS_LOG_LEVEL;
+const log = createJsonLogger((line) => process.stderr.write(line), isLogLevel(level) ? level : 'info', {
+  component: 'pty-host',
+  pid: process.pid,
+});
+main(log).catch((err: unknown) => {
+  log.log('error', 'failed to start', { err });
+  process.exit(1);
+});

@@ -1,0 +1,18 @@
+import type { UpgradeWebSocket, WSContext } from 'hono/ws';
+import type { Authenticator } from '../src/auth/authenticator.ts';
+import type { Config } from '../src/config.ts';
+import type { SessionHub } from '../src/hub/hub.ts';
+import type { ClientConnection, Store } from '../src/ports.ts';
+
+/** What the routes need; each runtime adapter supplies its own WebSocket upgrade and socket wrapper. */
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  hub: SessionHub;
+  auth: Authenticator;
+  upgradeWebSocket: UpgradeWebSocket;
+  /** The adapter's view of an accepted socket; `onStale` runs when keepalive gives up on it. */
+  wrapSocket(ws: WSContext, binary: boolean, onStale: () => void): ClientConnection & { dispose(): void };
+  /** True once the database and the PTY host answer. */
+  ready(): Promise<boolean>;
+}

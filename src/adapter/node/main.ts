@@ -1,0 +1,89 @@
+// The `pty-ws` command line: start (router + default session), serve (router), pty-host.
+import { ConfigError, loadConfig, parseArgs, settingsHelp } from '../../config.ts';
+import { startServer, type RunningServer } from './server.ts';
+
+const USAGE = `usage: pty-ws <command> [--flag value ...]
+
+commands:
+  start       run the router with a default native session, print its URLs and a dev token (npm start)
+  serve       run the router only
+  pty-host    run the PTY host process on its own (--socket <path>)
+
+settings (each env var also has the --flag shown):
+${settingsHelp()}
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const args = parseArgs(argv);
+  if (args.help || !args.command) {
+    process.stdout.write(USAGE);
+    return args.command || args.help ? 0 : 2;
+  }
+  if (args.command === 'pty-host') {
+    // The host parses its own flags from process.argv.
+    process.argv.splice(2, 1);
+    await import('../../../pty/main.ts');
+    return -1;
+  }
+  if (args.command !== 'start' && args.command !== 'serve') {
+    process.stderr.write(`pty-ws: unknown command "${args.command}"\n\n${USAGE}`);
+    return 2;
+  }
+
+  let config;
+  try {
+    config = loadConfig(process.env, args.flags);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`pty-ws: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+
+  const server = await startServer(config, { createDefaultSession: args.command === 'start' });
+  printBanner(server, config.instanceId);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      process.stderr.write(`pty-ws: second ${signal}, exiting now\n`);
+      process.exit(1);
+    }
+    stopping = true;
+    process.stderr.write(`pty-ws: ${signal}: shutting down\n`);
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    server.close().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        process.stderr.write(`pty-ws: shutdown failed: ${String(e)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  return -1;
+}
+
+function printBanner(s: RunningServer, instanceId: string): void {
+  const ws = s.origin.replace(/^http/, 'ws');
+  const lines = [`pty-ws listening on ${s.origin}`];
+  lines.push(`  web page:    ${s.origin}/${s.devToken ? `#token=${s.devToken}` : ''}`);
+  if (s.defaultSession) lines.push(`  attach URL:  ${ws}/agents/${instanceId}/sessions/${s.defaultSession.id}/attach`);
+  lines.push(`  sessions:    ${s.origin}/agents/${instanceId}/sessions`);
+  if (s.devToken) lines.push(`  dev token:   ${s.devToken}`, '               (scope pty:control; printed once, only its hash is kept; a new one each start)');
+  else lines.push('  auth:        off (PTY_WS_AUTH=off): anyone who can reach this port can type into its sessions');
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (e: unknown) => {
+    process.stderr.write(`pty-ws: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,177 @@
+// The one place that reads configuration: env vars and their --kebab-case flags (INTERFACE.md).
+// Portable: the adapter passes in the environment and argv; nothing here touches process.env.
+import * as v from 'valibot';
+
+type Env = Record<string, string | undefined>;
+
+const int = (min: number, max: number) =>
+  v.pipe(v.string(), v.regex(/^\d+$/, `an integer from ${min} to ${max}`), v.transform(Number), v.minValue(min), v.maxValue(max));
+const bool01 = v.pipe(v.picklist(['0', '1', 'true', 'false']), v.transform((s) => s === '1' || s === 'true'));
+const onOff = v.pipe(v.picklist(['on', 'off']), v.transform((s) => s === 'on'));
+const str = v.string();
+const optStr = v.optional(v.string());
+const url = v.pipe(v.string(), v.regex(/^(file:|libsql:\/\/|https?:\/\/|wss?:\/\/)/, 'a file:, libsql://, http(s):// or ws(s):// URL'));
+const logLevel = v.picklist(['debug', 'info', 'warn', 'error']);
+
+interface Setting {
+  env: string;
+  default: string | ((env: Env, partial: Record<string, unknown>) => string | undefined);
+  schema: v.GenericSchema<string | undefined, unknown>;
+  help: string;
+}
+
+/** Setting key → definition. Keys are the Config field names. */
+const SETTINGS = {
+  host: { env: 'PTY_WS_HOST', default: '127.0.0.1', schema: str, help: 'bind address' },
+  port: { env: 'PTY_WS_PORT', default: '8121', schema: int(0, 65535), help: 'port; 0 = any free port' },
+  instanceId: {
+    env: 'PTY_WS_INSTANCE_ID',
+    default: 'local',
+    schema: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, . _ - (1..64)')),
+    help: 'the {instance_id} this server answers for',
+  },
+  stateDir: { env: 'PTY_WS_STATE_DIR', default: '.pty-ws', schema: str, help: 'database file, PTY host socket, dev token' },
+  databaseUrl: {
+    env: 'PTY_WS_DATABASE_URL',
+    default: (_e, p) => `file:${String(p.stateDir)}/pty-ws.db`,
+    schema: url,
+    help: 'libSQL URL (default file:<state dir>/pty-ws.db)',
+  },
+  databaseAuthToken: { env: 'PTY_WS_DATABASE_AUTH_TOKEN', default: () => undefined, schema: optStr, help: 'auth token for a remote libSQL/Turso database' },
+  tokensFile: { env: 'PTY_WS_TOKENS_FILE', default: () => undefined, schema: optStr, help: 'hash-only token map; when set, attach needs a bearer' },
+  jwtSecret: { env: 'PTY_WS_JWT_SECRET', default: () => undefined, schema: optStr, help: 'accept HS256 JWT bearers signed with this secret' },
+  jwtPublicKey: { env: 'PTY_WS_JWT_PUBLIC_KEY', default: () => undefined, schema: optStr, help: 'accept JWT bearers verified with this PEM/JWK public key' },
+  jwksUrl: { env: 'PTY_WS_JWKS_URL', default: () => undefined, schema: optStr, help: 'accept JWT bearers verified against this JWKS URL' },
+  jwtIssuer: { env: 'PTY_WS_JWT_ISSUER', default: () => undefined, schema: optStr, help: 'required JWT iss' },
+  jwtAudience: { env: 'PTY_WS_JWT_AUDIENCE', default: () => undefined, schema: optStr, help: 'required JWT aud' },
+  auth: { env: 'PTY_WS_AUTH', default: 'on', schema: onOff, help: 'off = no bearer needed (local development only)' },
+  production: { env: 'PTY_WS_PRODUCTION', default: '0', schema: bool01, help: '1 = wss only, auth and subprotocol required' },
+  tlsCert: { env: 'PTY_WS_TLS_CERT', default: () => undefined, schema: optStr, help: 'serve https/wss with this certificate file' },
+  tlsKey: { env: 'PTY_WS_TLS_KEY', default: () => undefined, schema: optStr, help: 'private key file for PTY_WS_TLS_CERT' },
+  trustProxyTls: { env: 'PTY_WS_TRUST_PROXY_TLS', default: '0', schema: bool01, help: 'trust X-Forwarded-Proto: https from a TLS proxy' },
+  allowedOrigins: { env: 'PTY_WS_ALLOWED_ORIGINS', default: () => undefined, schema: optStr, help: 'browser Origins allowed to upgrade, comma-separated (* = any; default same origin)' },
+  pingIntervalMs: { env: 'PTY_WS_PING_INTERVAL_MS', default: '30000', schema: int(100, 3_600_000), help: 'WebSocket Ping cadence' },
+  pongTimeoutMs: { env: 'PTY_WS_PONG_TIMEOUT_MS', default: '90000', schema: int(100, 3_600_000), help: 'no Pong for this long = stale: reap, release roles' },
+  maxControllers: { env: 'PTY_WS_MAX_CONTROLLERS', default: '4', schema: int(1, 1024), help: 'extension param max_controllers' },
+  maxObservers: { env: 'PTY_WS_MAX_OBSERVERS', default: '32', schema: int(0, 4096), help: 'extension param max_observers' },
+  keyframeIntervalSeconds: { env: 'PTY_WS_KEYFRAME_INTERVAL_SECONDS', default: '5', schema: int(1, 86_400), help: 'extension param keyframe_interval_seconds' },
+  keyframeIntervalFrames: { env: 'PTY_WS_KEYFRAME_INTERVAL_FRAMES', default: '100', schema: int(1, 1_000_000), help: 'extension param keyframe_interval_frames' },
+  replayBufferFrames: { env: 'PTY_WS_REPLAY_BUFFER_FRAMES', default: '1000', schema: int(1, 100_000_000), help: 'extension param replay_buffer_frames' },
+  replayRetentionSeconds: { env: 'PTY_WS_REPLAY_RETENTION_SECONDS', default: '86400', schema: int(1, 31_536_000), help: 'extension param replay_buffer_retention_seconds' },
+  maxConnectionsPerPrincipal: { env: 'PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL', default: '16', schema: int(1, 100_000), help: 'open attaches per principal' },
+  maxConnectionsPerInstance: { env: 'PTY_WS_MAX_CONNECTIONS_PER_INSTANCE', default: '256', schema: int(1, 1_000_000), help: 'open attaches per instance' },
+  ptySocket: { env: 'PTY_WS_PTY_SOCKET', default: (_e, p) => `${String(p.stateDir)}/pty-host.sock`, schema: str, help: 'PTY host Unix socket; if nothing listens, the router starts one' },
+  defaultShell: {
+    env: 'PTY_WS_DEFAULT_SHELL',
+    default: (e) => (e.SHELL ? `${e.SHELL} -l` : '/bin/sh -l'),
+    schema: v.pipe(v.string(), v.minLength(1, 'a command')),
+    help: 'command for sessions that name none (default $SHELL -l, else /bin/sh -l)',
+  },
+  logLevel: { env: 'PTY_WS_LOG_LEVEL', default: 'info', schema: logLevel, help: 'debug, info, warn or error' },
+} satisfies Record<string, Setting>;
+
+type Key = keyof typeof SETTINGS;
+type Settings = { [K in Key]: v.InferOutput<(typeof SETTINGS)[K]['schema']> };
+
+export interface Config extends Settings {
+  /** Largest WebSocket message accepted; larger ones close the connection with 1009. */
+  maxFrameBytes: number;
+  defaultCols: number;
+  defaultRows: number;
+  /** The clean environment every session starts from: never the server's own secrets. */
+  sessionBaseEnv: Record<string, string>;
+  defaultCwd: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+export interface ParsedArgs {
+  command: string | undefined;
+  positional: string[];
+  flags: Record<string, string>;
+  help: boolean;
+}
+
+/** `cmd pos... --flag value --flag=value --bool-flag`; a flag with no value gets "1". */
+export function parseArgs(argv: string[], booleanFlags: string[] = []): ParsedArgs {
+  const out: ParsedArgs = { command: undefined, positional: [], flags: {}, help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--help' || a === '-h') {
+      out.help = true;
+    } else if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
+      if (eq >= 0) out.flags[name] = a.slice(eq + 1);
+      else if (booleanFlags.includes(name) || i + 1 >= argv.length || argv[i + 1]!.startsWith('--')) out.flags[name] = '1';
+      else out.flags[name] = argv[++i]!;
+    } else if (out.command === undefined) {
+      out.command = a;
+    } else {
+      out.positional.push(a);
+    }
+  }
+  return out;
+}
+
+/** Reads every setting from flags (first), then env, then the default; throws ConfigError naming each bad one. */
+export function loadConfig(env: Env, flags: Record<string, string> = {}): Config {
+  const problems: string[] = [];
+  const known = new Set(Object.keys(SETTINGS).map(kebab));
+  for (const f of Object.keys(flags)) if (!known.has(f)) problems.push(`unknown flag --${f} (see --help)`);
+
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(SETTINGS) as Array<[Key, Setting]>) {
+    const raw = flags[kebab(key)] ?? nonEmpty(env[s.env]) ?? (typeof s.default === 'function' ? s.default(env, out) : s.default);
+    const r = v.safeParse(s.schema, raw);
+    if (r.success) out[key] = r.output;
+    else problems.push(`${s.env} (--${kebab(key)}): expected ${expectation(r.issues[0])}, got ${JSON.stringify(raw)}`);
+  }
+  if (problems.length) throw new ConfigError(problems);
+
+  const cfg = out as Settings;
+  return {
+    ...cfg,
+    maxFrameBytes: 1024 * 1024,
+    defaultCols: 120,
+    defaultRows: 30,
+    sessionBaseEnv: baseEnv(env),
+    defaultCwd: env.HOME || '/',
+  };
+}
+
+const PASSED_TO_SESSIONS = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR'];
+
+function baseEnv(env: Env): Record<string, string> {
+  const out: Record<string, string> = { TERM: 'xterm-256color', COLORTERM: 'truecolor' };
+  for (const name of PASSED_TO_SESSIONS) {
+    const value = env[name];
+    if (value !== undefined) out[name] = value;
+  }
+  out.PATH ??= '/usr/local/bin:/usr/bin:/bin';
+  return out;
+}
+
+/** Valibot's own messages read "Invalid type: Expected X but received Y": keep X. */
+function expectation(issue: v.BaseIssue<unknown>): string {
+  return /Expected (.*) but received/.exec(issue.message)?.[1] ?? issue.message;
+}
+
+function nonEmpty(s: string | undefined): string | undefined {
+  return s === undefined || s === '' ? undefined : s;
+}
+
+export function settingsHelp(): string {
+  const rows = Object.entries(SETTINGS).map(([key, s]: [string, Setting]) => {
+    const def = typeof s.default === 'function' ? '' : ` (default ${s.default})`;
+    return `  --${kebab(key)}  ${s.env}\n      ${s.help}${def}`;
+  });
+  return rows.join('\n');
+}

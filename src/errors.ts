@@ -1,0 +1,121 @@
+// One table for every binding error code: A2A error, HTTP status, close code, retryability.
+
+export type BindingCode =
+  | 'TASK_NOT_FOUND'
+  | 'TASK_NOT_CANCELABLE'
+  | 'INVALID_REQUEST'
+  | 'UNSUPPORTED_OPERATION'
+  | 'UNAUTHENTICATED'
+  | 'PERMISSION_DENIED'
+  | 'RATE_LIMITED'
+  | 'INTERNAL'
+  | 'REPLAY_OUT_OF_RANGE';
+
+interface CodeInfo {
+  /** A2A JSON-RPC error code; where A2A v1.0 names no error, InvalidRequest's, and the reason says which. */
+  a2aCode: number;
+  a2aName: string;
+  http: number;
+  /** Close code when the error is fatal for the connection. */
+  close: number;
+  retryable: boolean;
+}
+
+export const ERROR_TABLE: Record<BindingCode, CodeInfo> = {
+  TASK_NOT_FOUND: { a2aCode: -32001, a2aName: 'TaskNotFoundError', http: 404, close: 4404, retryable: false },
+  TASK_NOT_CANCELABLE: { a2aCode: -32002, a2aName: 'TaskNotCancelableError', http: 400, close: 4400, retryable: false },
+  INVALID_REQUEST: { a2aCode: -32600, a2aName: 'InvalidRequest', http: 400, close: 4400, retryable: false },
+  UNSUPPORTED_OPERATION: { a2aCode: -32004, a2aName: 'UnsupportedOperationError', http: 400, close: 4400, retryable: false },
+  UNAUTHENTICATED: { a2aCode: -32600, a2aName: 'Unauthenticated', http: 401, close: 4401, retryable: false },
+  PERMISSION_DENIED: { a2aCode: -32600, a2aName: 'PermissionDenied', http: 403, close: 4403, retryable: false },
+  RATE_LIMITED: { a2aCode: -32600, a2aName: 'RateLimited', http: 429, close: 4429, retryable: true },
+  INTERNAL: { a2aCode: -32603, a2aName: 'InternalError', http: 500, close: 1011, retryable: true },
+  REPLAY_OUT_OF_RANGE: { a2aCode: -32600, a2aName: 'ReplayOutOfRange', http: 400, close: 4400, retryable: false },
+};
+
+/** The reason of a pre-A2A-named error is the binding code itself (a2a-model.md, Errors). */
+const A2A_REASON: Partial<Record<BindingCode, string>> = {
+  TASK_NOT_FOUND: 'TASK_NOT_FOUND',
+  TASK_NOT_CANCELABLE: 'TASK_NOT_CANCELABLE',
+};
+
+export interface A2AError {
+  code: number;
+  message: string;
+  data: Array<{
+    '@type': 'type.googleapis.com/google.rpc.ErrorInfo';
+    reason: string;
+    domain: string;
+    metadata: Record<string, string>;
+  }>;
+}
+
+/** An error as a value: what a handler returns or throws at a protocol boundary. */
+export class BindingError extends Error {
+  readonly code: BindingCode;
+  readonly metadata: Record<string, string>;
+  /** Extra, code-specific fields placed in the Error frame's payload. */
+  readonly extra: Record<string, unknown>;
+  readonly fatal: boolean;
+
+  constructor(
+    code: BindingCode,
+    message: string,
+    opts: { metadata?: Record<string, string>; extra?: Record<string, unknown>; fatal?: boolean } = {},
+  ) {
+    super(message);
+    this.name = 'BindingError';
+    this.code = code;
+    this.metadata = opts.metadata ?? {};
+    this.extra = opts.extra ?? {};
+    this.fatal = opts.fatal ?? false;
+  }
+
+  get info(): CodeInfo {
+    return ERROR_TABLE[this.code];
+  }
+}
+
+export function a2aError(code: BindingCode, message: string, metadata: Record<string, string> = {}): A2AError {
+  return {
+    code: ERROR_TABLE[code].a2aCode,
+    message,
+    data: [
+      {
+        '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+        reason: A2A_REASON[code] ?? code,
+        domain: 'a2a-protocol.org',
+        metadata,
+      },
+    ],
+  };
+}
+
+export interface ErrorPayload {
+  code: string;
+  message: string;
+  retryable: boolean;
+  a2a_error: A2AError;
+  [extra: string]: unknown;
+}
+
+export function errorPayload(err: BindingError): ErrorPayload {
+  return {
+    ...err.extra,
+    code: err.code,
+    message: err.message,
+    retryable: err.info.retryable,
+    a2a_error: a2aError(err.code, err.message, err.metadata),
+  };
+}
+
+/** Any thrown value as a BindingError; unknown faults become INTERNAL without leaking details. */
+export function toBindingError(e: unknown): BindingError {
+  if (e instanceof BindingError) return e;
+  return new BindingError('INTERNAL', 'internal server error');
+}
+
+/** REST error body: `{"error": {"code", "message"}}` (INTERFACE.md). */
+export function restError(code: string, message: string): { error: { code: string; message: string } } {
+  return { error: { code, message } };
+}

@@ -1,0 +1,205 @@
+// One WebSocket's side of the binding: decode a frame, call the session, encode what comes back.
+// Frames are handled strictly in arrival order, so an input right after a join waits for the join.
+import * as v from 'valibot';
+import type { Principal } from '../auth/principal.ts';
+import { BindingError, errorPayload, toBindingError } from '../errors.ts';
+import { base64ToBytes, uuidv7 } from '../ids.ts';
+import { decodeInputFrame } from '../protocol/binary.ts';
+import { decodeClientFrame, describeIssue, type ClientEnvelope } from '../protocol/envelope.ts';
+import { serverFrame } from '../protocol/frames.ts';
+import { hello } from '../protocol/hello.ts';
+import * as P from '../protocol/pty-payloads.ts';
+import type { ClientConnection, Logger } from '../ports.ts';
+import type { SessionHub } from './hub.ts';
+import type { LiveSession } from './live-session.ts';
+import { Member } from './member.ts';
+
+type Handler = (s: LiveSession, f: ClientEnvelope) => Promise<void> | void;
+
+export class Attachment {
+  readonly clientId: string;
+  private member: Member | null = null;
+  private session: LiveSession | null = null;
+  private chain: Promise<void>;
+  private ended = false;
+  private readonly endListeners: Array<() => void> = [];
+  private serviceParameters: Record<string, unknown> | undefined;
+
+  private readonly handlers: Record<string, Handler> = {
+    'pty.join_session': (s, f) => this.join(s, f),
+    'pty.leave_session': (s, f) => this.leave(s, f),
+    'pty.session_input': (s, f) => {
+      const { data } = this.payload(P.SessionInput, f);
+      const bytes = base64ToBytes(data);
+      if (!bytes) throw new BindingError('INVALID_REQUEST', 'payload.data must be base64 (RFC 4648 §4, padded)');
+      s.input(this.requireMember(), bytes);
+    },
+    'pty.session_resize': (s, f) => {
+      const { cols, rows } = this.payload(P.SessionResize, f);
+      s.resize(this.requireMember(), cols, rows);
+    },
+    'pty.request_role': (s, f) => s.requestRole(this.requireMember(), this.payload(P.RequestRole, f).role, f.id),
+    'pty.request_keyframe': (s, f) => {
+      this.payload(P.Empty, f);
+      return s.keyframeFor(this.requireMember(), f.id);
+    },
+    ping: (s, f) => {
+      const { client_ts } = this.payload(P.Ping, f);
+      this.send('pong', f.id, { client_ts: client_ts ?? null, server_ts: new Date(this.hub.deps.clock.now()).toISOString() }, s.currentSequence);
+    },
+    UpdateServiceParameters: (s, f) => {
+      this.serviceParameters = { ...this.serviceParameters, ...this.payload(P.UpdateServiceParameters, f).service_parameters };
+      this.send('UpdateServiceParameters.Response', f.id, {}, s.currentSequence);
+    },
+  };
+
+  constructor(
+    private readonly hub: SessionHub,
+    private readonly sessionId: string,
+    private readonly conn: ClientConnection,
+    private readonly principal: Principal,
+    private readonly logger: Logger,
+  ) {
+    this.clientId = uuidv7(hub.deps.clock.now());
+    this.chain = this.open();
+  }
+
+  onEnded(listener: () => void): void {
+    this.endListeners.push(listener);
+  }
+
+  onText(text: string): void {
+    const decoded = decodeClientFrame(text);
+    if (!decoded.ok) {
+      this.enqueue(() => this.sendError(decoded.id, decoded.error));
+      return;
+    }
+    this.enqueue(() => this.handle(decoded.frame));
+  }
+
+  onBinary(bytes: Uint8Array): void {
+    const data = decodeInputFrame(bytes);
+    this.enqueue(() => {
+      if (!this.conn.binary) throw new BindingError('INVALID_REQUEST', 'binary frames need the pty-ws.v1.binary subprotocol');
+      if (!data) throw new BindingError('INVALID_REQUEST', 'binary frame without the PW1I magic');
+      this.liveSession().input(this.requireMember(), data);
+    });
+  }
+
+  /** The socket closed: release the role and membership. */
+  onClose(): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.member && this.session) this.session.detach(this.member);
+    for (const l of this.endListeners) l();
+  }
+
+  goodbye(reason: string): void {
+    if (this.ended) return;
+    this.conn.sendText(this.goodbyeFrame(reason));
+    this.conn.close(1000, reason);
+    this.onClose();
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private async open(): Promise<void> {
+    const s = await this.hub.session(this.sessionId);
+    if (!s) {
+      this.fatal(null, new BindingError('INVALID_REQUEST', `session ${this.sessionId} not found`));
+      return;
+    }
+    this.session = s;
+    const payload = hello({
+      sessionId: this.sessionId,
+      currentSequence: s.currentSequence,
+      sessionHost: this.hub.deps.sessionHost,
+      binary: this.conn.binary,
+    });
+    this.send('binding_hello', uuidv7(this.hub.deps.clock.now()), payload, s.currentSequence);
+  }
+
+  private enqueue(task: () => Promise<void> | void): void {
+    this.chain = this.chain.then(async () => {
+      if (this.ended) return;
+      try {
+        await task();
+      } catch (e) {
+        this.fail(null, e);
+      }
+    });
+  }
+
+  private async handle(f: ClientEnvelope): Promise<void> {
+    try {
+      if (f.service_parameters && !this.serviceParameters) this.serviceParameters = f.service_parameters;
+      const handler = Object.hasOwn(this.handlers, f.op) ? this.handlers[f.op] : undefined;
+      if (!handler) throw new BindingError('UNSUPPORTED_OPERATION', `operation "${f.op}" is not supported on this binding`, { metadata: { op: f.op } });
+      const sid = (f.payload as { session_id?: unknown }).session_id;
+      if (sid !== undefined && sid !== this.sessionId) {
+        throw new BindingError('INVALID_REQUEST', `payload.session_id ${JSON.stringify(sid)} is not this connection's session (${this.sessionId})`);
+      }
+      await handler(this.liveSession(), f);
+    } catch (e) {
+      this.fail(f.id, e);
+    }
+  }
+
+  private async join(s: LiveSession, f: ClientEnvelope): Promise<void> {
+    if (this.member) throw new BindingError('INVALID_REQUEST', 'this connection has already joined the session');
+    const req = this.payload(P.JoinSession, f);
+    const member = new Member(this.conn, this.clientId, req.client_label, this.hub.mayControl(this.principal), (r) => this.goodbyeFrame(r));
+    await s.join(member, req, f.replay_from, f.id);
+    this.member = member;
+  }
+
+  private leave(s: LiveSession, f: ClientEnvelope): void {
+    this.payload(P.Empty, f);
+    const m = this.requireMember();
+    s.leave(m);
+    this.member = null;
+    this.goodbye('leave_session');
+  }
+
+  private payload<T extends v.GenericSchema>(schema: T, f: ClientEnvelope): v.InferOutput<T> {
+    const r = v.safeParse(schema, f.payload);
+    if (!r.success) throw new BindingError('INVALID_REQUEST', `${f.op}: ${describeIssue(r.issues[0])}`);
+    return r.output;
+  }
+
+  private liveSession(): LiveSession {
+    if (!this.session) throw new BindingError('INTERNAL', 'session not loaded');
+    return this.session;
+  }
+
+  private requireMember(): Member {
+    if (!this.member) throw new BindingError('INVALID_REQUEST', 'join the session first (pty.join_session)');
+    return this.member;
+  }
+
+  private fail(id: string | null, e: unknown): void {
+    const err = toBindingError(e);
+    if (err.code === 'INTERNAL') this.logger.log('error', 'frame handler failed', { client_id: this.clientId, error: String(e) });
+    if (err.fatal) this.fatal(id, err);
+    else this.sendError(id, err);
+  }
+
+  private sendError(id: string | null, err: BindingError): void {
+    this.send('Error', id ?? uuidv7(this.hub.deps.clock.now()), errorPayload(err), this.session?.currentSequence ?? 0);
+  }
+
+  private fatal(id: string | null, err: BindingError): void {
+    this.sendError(id, err);
+    this.conn.close(err.info.close, err.code);
+    this.onClose();
+  }
+
+  private send(op: string, id: string, payload: unknown, sequence: number): void {
+    this.conn.sendText(JSON.stringify(serverFrame(op, payload, sequence, this.hub.deps.clock.now(), id)));
+  }
+
+  private goodbyeFrame(reason: string): string {
+    const seq = this.session?.currentSequence ?? 0;
+    return JSON.stringify(serverFrame('binding_goodbye', { reason }, seq, this.hub.deps.clock.now()));
+  }
+}

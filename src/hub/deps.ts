@@ -1,0 +1,13 @@
+import type { Config } from '../config.ts';
+import type { Clock, Logger, PtyHost, Store } from '../ports.ts';
+import type { SessionHostCaps } from './session-host.ts';
+
+/** Everything the session core needs from outside, passed down once. */
+export interface HubDeps {
+  config: Config;
+  store: Store;
+  pty: PtyHost;
+  clock: Clock;
+  logger: Logger;
+  sessionHost: SessionHostCaps;
+}

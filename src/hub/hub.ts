@@ -1,0 +1,88 @@
+// The session hub: live sessions by id, PTY events routed to them, connections attached to them.
+import type { Principal } from '../auth/principal.ts';
+import { hasScope } from '../auth/principal.ts';
+import type { ClientConnection, SessionRecord } from '../ports.ts';
+import { Attachment } from './attachment.ts';
+import type { HubDeps } from './deps.ts';
+import { LiveSession } from './live-session.ts';
+
+export class SessionHub {
+  private readonly live = new Map<string, LiveSession>();
+  private readonly loading = new Map<string, Promise<LiveSession>>();
+  private readonly attachments = new Set<Attachment>();
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(readonly deps: HubDeps) {}
+
+  /** Starts routing PTY host events and closes sessions whose process is gone (e.g. after a restart). */
+  async start(): Promise<void> {
+    const { pty, store, config, logger } = this.deps;
+    this.unsubscribe = pty.subscribe({
+      onData: (id, data) => this.live.get(id)?.onOutput(data),
+      onExit: (id, exit) => this.live.get(id)?.onExit(exit),
+      onHostLost: (reason) => {
+        logger.log('error', 'PTY host connection lost', { reason });
+        for (const s of [...this.live.values()]) s.terminate('instance_terminated', `PTY host lost: ${reason}`);
+      },
+    });
+    const running = new Set((await pty.list()).map((s) => s.sessionId));
+    for (const rec of await store.listSessions(config.instanceId)) {
+      if (rec.state === 'running' && !running.has(rec.id)) {
+        const s = await this.session(rec.id);
+        s?.terminate('instance_terminated', 'the PTY host no longer runs this session');
+      }
+    }
+  }
+
+  /** The live view of a session, loaded on first use; undefined when the store has no such session. */
+  async session(sessionId: string): Promise<LiveSession | undefined> {
+    const hit = this.live.get(sessionId);
+    if (hit) return hit;
+    let pending = this.loading.get(sessionId);
+    if (!pending) {
+      pending = this.load(sessionId);
+      this.loading.set(sessionId, pending);
+      void pending.finally(() => this.loading.delete(sessionId)).catch(() => undefined);
+    }
+    return pending.catch(() => undefined);
+  }
+
+  attach(record: SessionRecord, conn: ClientConnection, principal: Principal): Attachment {
+    const a = new Attachment(this, record.id, conn, principal, this.deps.logger.child({ session: record.id }));
+    this.attachments.add(a);
+    a.onEnded(() => this.attachments.delete(a));
+    return a;
+  }
+
+  /** Terminates a session's process; `Closed` (`killed`) reaches every attached client. */
+  async kill(sessionId: string): Promise<boolean> {
+    const s = await this.session(sessionId);
+    if (!s || s.state !== 'running') return false;
+    s.kill();
+    return true;
+  }
+
+  mayControl(p: Principal): boolean {
+    return hasScope(p, 'pty:control');
+  }
+
+  /**
+   * Orderly stop: `binding_goodbye` (`server_shutdown`) and close 1000 to every connection. When the
+   * processes die with the server, their sessions end as `instance_terminated` in the log.
+   */
+  async shutdown(processesEnd: boolean): Promise<void> {
+    this.unsubscribe?.();
+    for (const a of [...this.attachments]) a.goodbye('server_shutdown');
+    if (processesEnd) for (const s of [...this.live.values()]) s.terminate('instance_terminated', 'server shutdown');
+    await this.deps.store.flush();
+  }
+
+  private async load(sessionId: string): Promise<LiveSession> {
+    const { store, config } = this.deps;
+    const rec = await store.getSession(config.instanceId, sessionId);
+    if (!rec) throw new Error('no such session');
+    const s = new LiveSession(this.deps, rec, await store.lastSequence(sessionId));
+    this.live.set(sessionId, s);
+    return s;
+  }
+}

@@ -1,0 +1,48 @@
+// Role policy (pty-extensions §3, DECISIONS §9): pure, so it is tested without sockets.
+import { BindingError } from '../errors.ts';
+import type { Role } from '../protocol/pty-payloads.ts';
+
+export interface RoleRequest {
+  requested: Role;
+  /** False for a principal with only pty:observe: scope always wins. */
+  mayControl: boolean;
+  /** No connection has joined this session before. */
+  fresh: boolean;
+  controllers: number;
+  observers: number;
+  maxControllers: number;
+  maxObservers: number;
+}
+
+export interface RoleDecision {
+  role: Role;
+  downgraded: boolean;
+  reason?: string;
+}
+
+export function assignRole(r: RoleRequest): RoleDecision {
+  let decision: RoleDecision;
+  if (!r.mayControl) {
+    decision = r.requested === 'controller' ? { role: 'observer', downgraded: true, reason: 'scope pty:observe cannot control' } : { role: 'observer', downgraded: false };
+  } else if (r.fresh || r.requested === 'controller') {
+    decision = r.controllers < r.maxControllers ? { role: 'controller', downgraded: false } : { role: 'observer', downgraded: true, reason: `max_controllers (${r.maxControllers}) reached` };
+  } else {
+    decision = { role: 'observer', downgraded: false };
+  }
+  if (decision.role === 'observer' && r.observers >= r.maxObservers) {
+    throw new BindingError('RATE_LIMITED', `max_observers (${r.maxObservers}) reached for this session`, { fatal: true });
+  }
+  return decision;
+}
+
+/** pty.request_role on a joined connection. */
+export function changeRole(current: Role, r: Omit<RoleRequest, 'fresh'>): RoleDecision {
+  if (r.requested === current) return { role: current, downgraded: false };
+  if (r.requested === 'controller') {
+    if (!r.mayControl) throw new BindingError('PERMISSION_DENIED', 'a pty:observe principal cannot become controller');
+    if (r.controllers >= r.maxControllers) return { role: 'observer', downgraded: true, reason: `max_controllers (${r.maxControllers}) reached` };
+    return { role: 'controller', downgraded: false };
+  }
+  if (r.observers >= r.maxObservers) throw new BindingError('RATE_LIMITED', `max_observers (${r.maxObservers}) reached for this session`);
+  return { role: 'observer', downgraded: false };
+}

@@ -1,0 +1,46 @@
+// A new session's record, validated before anything runs (REST create and the default session).
+import * as v from 'valibot';
+import { BindingError } from '../errors.ts';
+import { uuidv7 } from '../ids.ts';
+import { describeIssue } from '../protocol/envelope.ts';
+import { SessionHostFields } from '../protocol/pty-payloads.ts';
+import type { SessionRecord } from '../ports.ts';
+import { selectBackend, type SessionHostCaps } from './session-host.ts';
+
+export const CreateSession = v.object({
+  ...SessionHostFields.entries,
+  label: v.optional(v.pipe(v.string(), v.maxLength(128))),
+});
+export type CreateSession = v.InferOutput<typeof CreateSession>;
+
+export function parseCreateSession(body: unknown): CreateSession {
+  const r = v.safeParse(CreateSession, body ?? {});
+  if (!r.success) throw new BindingError('INVALID_REQUEST', describeIssue(r.issues[0]));
+  return r.output;
+}
+
+export function newSessionRecord(
+  o: { instanceId: string; caps: SessionHostCaps; defaultCols: number; defaultRows: number; createdBy: string | null; now: number },
+  input: CreateSession,
+): SessionRecord {
+  const { backend, sessionClass } = selectBackend(o.caps, input.session_backend ?? input.backend, input.session_class);
+  return {
+    id: uuidv7(o.now),
+    instanceId: o.instanceId,
+    backend,
+    sessionClass,
+    argv: input.argv ?? null,
+    command: input.command ?? null,
+    cwd: input.cwd || input.working_dir || null,
+    env: input.env ?? {},
+    cols: input.terminal_size?.cols ?? o.defaultCols,
+    rows: input.terminal_size?.rows ?? o.defaultRows,
+    label: input.label ?? null,
+    state: 'created',
+    createdAt: new Date(o.now).toISOString(),
+    closedAt: null,
+    exitCode: null,
+    closeReason: null,
+    createdBy: o.createdBy,
+  };
+}

@@ -1,0 +1,145 @@
+// The ports the session core talks to. Adapters implement them per runtime; tests swap them.
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface Logger {
+  log(level: LogLevel, msg: string, fields?: Record<string, unknown>): void;
+  child(fields: Record<string, unknown>): Logger;
+}
+
+// ---------------------------------------------------------------- PTY host
+
+export interface SpawnSpec {
+  sessionId: string;
+  /** Exact argv; argv[0] is resolved on PATH when it has no slash. */
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  cols: number;
+  rows: number;
+}
+
+export interface PtyExit {
+  exitCode: number | null;
+  signal: number | null;
+}
+
+export interface PtySessionInfo {
+  sessionId: string;
+  pid: number;
+  cols: number;
+  rows: number;
+}
+
+export interface PtyHostListener {
+  onData(sessionId: string, data: Uint8Array): void;
+  onExit(sessionId: string, exit: PtyExit): void;
+  /** The connection to the host was lost; every session it ran is gone from the router's view. */
+  onHostLost?(reason: string): void;
+}
+
+/** A failed spawn: `code` says why, `message` is safe to show to the joining client. */
+export interface PtySpawnError {
+  code: 'not_found' | 'bad_cwd' | 'exists' | 'spawn_failed';
+  message: string;
+}
+
+export interface PtyHost {
+  /** Starts a process on a new PTY. Resolves with its pid or rejects with a PtySpawnError. */
+  spawn(spec: SpawnSpec): Promise<{ pid: number }>;
+  write(sessionId: string, data: Uint8Array): void;
+  resize(sessionId: string, cols: number, rows: number): void;
+  /** Sends a signal (default SIGHUP) to the session's process. */
+  kill(sessionId: string, signal?: string): void;
+  /** Sessions the host is running now (used to re-adopt after a router restart). */
+  list(): Promise<PtySessionInfo[]>;
+  subscribe(listener: PtyHostListener): () => void;
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------- storage
+
+export type SessionState = 'created' | 'running' | 'closed';
+
+export interface SessionRecord {
+  id: string;
+  instanceId: string;
+  backend: string;
+  sessionClass: string;
+  argv: string[] | null;
+  command: string | null;
+  cwd: string | null;
+  env: Record<string, string>;
+  cols: number;
+  rows: number;
+  label: string | null;
+  state: SessionState;
+  /** ISO-8601 UTC. */
+  createdAt: string;
+  closedAt: string | null;
+  exitCode: number | null;
+  closeReason: string | null;
+  /** Principal that created the session (null when auth is off). */
+  createdBy: string | null;
+}
+
+export interface LogEntry {
+  sessionId: string;
+  sequence: number;
+  /** Frame kind: Output, Resize, MembershipChanged, Keyframe, Closed, TaskStatusUpdate. */
+  kind: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  /** The frame exactly as sent to JSON clients. */
+  frame: string;
+}
+
+export interface SessionPatch {
+  state?: SessionState;
+  cwd?: string | null;
+  argv?: string[] | null;
+  cols?: number;
+  rows?: number;
+  closedAt?: string | null;
+  exitCode?: number | null;
+  closeReason?: string | null;
+}
+
+export interface Store {
+  createSession(rec: SessionRecord): Promise<void>;
+  getSession(instanceId: string, sessionId: string): Promise<SessionRecord | undefined>;
+  listSessions(instanceId: string): Promise<SessionRecord[]>;
+  updateSession(sessionId: string, patch: SessionPatch): Promise<void>;
+  /**
+   * Queues a log frame for the next group commit and returns at once. Entries of one session
+   * must be appended in increasing sequence order.
+   */
+  appendLog(entry: LogEntry): void;
+  /** Log frames with sequence > afterSequence, in order; includes queued, not yet committed ones. */
+  readLog(sessionId: string, afterSequence: number, limit?: number): Promise<LogEntry[]>;
+  /** Highest sequence logged for the session (0 when none), queued entries included. */
+  lastSequence(sessionId: string): Promise<number>;
+  /** Lowest sequence still retained for the session, or null when its log is empty. */
+  oldestSequence(sessionId: string): Promise<number | null>;
+  /** Resolves when everything appended so far is committed. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------- client transport
+
+/** One accepted WebSocket, as the session core sees it. Sends are best-effort and never throw. */
+export interface ClientConnection {
+  /** True when the connection negotiated `pty-ws.v1.binary`. */
+  readonly binary: boolean;
+  sendText(text: string): void;
+  sendBinary(bytes: Uint8Array): void;
+  /** Bytes queued in the transport and not yet sent (0 where the runtime cannot tell). */
+  bufferedAmount(): number;
+  close(code: number, reason: string): void;
+}

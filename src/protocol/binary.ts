@@ -1,0 +1,21 @@
+// Binary hot-path frames (pty-ws-v1 §3.1): PW1O output (server→client), PW1I input (client→server).
+
+const PW1O = [0x50, 0x57, 0x31, 0x4f];
+const PW1I = [0x50, 0x57, 0x31, 0x49];
+const STDOUT_STREAM = 1;
+
+export function encodeOutputFrame(sequence: number, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(13 + data.byteLength);
+  out.set(PW1O, 0);
+  new DataView(out.buffer).setBigUint64(4, BigInt(sequence), false);
+  out[12] = STDOUT_STREAM;
+  out.set(data, 13);
+  return out;
+}
+
+/** The raw input bytes of a PW1I frame, or null when the magic is wrong. */
+export function decodeInputFrame(frame: Uint8Array): Uint8Array | null {
+  if (frame.byteLength < 4) return null;
+  for (let i = 0; i < 4; i++) if (frame[i] !== PW1I[i]) return null;
+  return frame.subarray(4);
+}

@@ -1,0 +1,53 @@
+// The binding's frame envelope (pty-ws-v1 §3, DECISIONS §1): one JSON object per TEXT frame.
+import * as v from 'valibot';
+import { BindingError } from '../errors.ts';
+
+export const ClientEnvelope = v.object({
+  op: v.pipe(v.string(), v.minLength(1, 'op must be a non-empty string')),
+  id: v.pipe(v.string('id must be a string'), v.minLength(1, 'id must be non-empty'), v.maxLength(128, 'id must be at most 128 characters')),
+  ts: v.string('ts must be an RFC 3339 timestamp string'),
+  sequence: v.optional(v.never('sequence is server-only: clients must not set it')),
+  replay_from: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0)))),
+  service_parameters: v.optional(v.record(v.string(), v.unknown())),
+  extensions: v.optional(v.array(v.string())),
+  payload: v.record(v.string(), v.unknown(), 'payload must be a JSON object'),
+});
+export type ClientEnvelope = v.InferOutput<typeof ClientEnvelope>;
+
+/** Every server frame: `sequence` is always present (DECISIONS §2). */
+export interface ServerFrame<P = unknown> {
+  op: string;
+  id: string;
+  ts: string;
+  sequence: number;
+  payload: P;
+}
+
+/**
+ * Parses and validates one client TEXT frame. The request id is recovered whenever the text is a
+ * JSON object with a string id, so an Error can echo it even when the rest is invalid.
+ */
+export function decodeClientFrame(text: string): { ok: true; frame: ClientEnvelope } | { ok: false; id: string | null; error: BindingError } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { ok: false, id: null, error: new BindingError('INVALID_REQUEST', 'frame is not valid JSON') };
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return { ok: false, id: null, error: new BindingError('INVALID_REQUEST', 'frame must be a single JSON object') };
+  }
+  const maybeId = (raw as { id?: unknown }).id;
+  const id = typeof maybeId === 'string' && maybeId.length > 0 && maybeId.length <= 128 ? maybeId : null;
+  const r = v.safeParse(ClientEnvelope, raw);
+  if (!r.success) return { ok: false, id, error: new BindingError('INVALID_REQUEST', describeIssue(r.issues[0])) };
+  return { ok: true, frame: r.output };
+}
+
+/** "payload.rows: ..." — the first issue with its path, readable by a client author. */
+export function describeIssue(issue: v.BaseIssue<unknown>): string {
+  const path = issue.path?.map((p) => String(p.key)).join('.');
+  const msg = issue.message;
+  if (issue.received === 'undefined' && issue.kind === 'schema' && path) return `${path} is required`;
+  return path ? `${path}: ${msg}` : msg;
+}

@@ -1,0 +1,59 @@
+// The database schema. Changing it means running `npm run db:generate` and committing the
+// new migration under storage/migrations/.
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+export const sessions = sqliteTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    instanceId: text('instance_id').notNull(),
+    backend: text('backend').notNull(),
+    sessionClass: text('session_class').notNull(),
+    argv: text('argv', { mode: 'json' }).$type<string[]>(),
+    command: text('command'),
+    cwd: text('cwd'),
+    env: text('env', { mode: 'json' }).$type<Record<string, string>>().notNull(),
+    cols: integer('cols').notNull(),
+    rows: integer('rows').notNull(),
+    label: text('label'),
+    state: text('state', { enum: ['created', 'running', 'closed'] }).notNull(),
+    /** ISO-8601 UTC. */
+    createdAt: text('created_at').notNull(),
+    closedAt: text('closed_at'),
+    exitCode: integer('exit_code'),
+    closeReason: text('close_reason'),
+    createdBy: text('created_by'),
+    /** Highest committed log sequence; survives a log pruned down to nothing. */
+    currentSequence: integer('current_sequence').notNull().default(0),
+  },
+  (t) => [index('sessions_instance_id_idx').on(t.instanceId)],
+);
+
+export const sessionLog = sqliteTable(
+  'session_log',
+  {
+    sessionId: text('session_id').notNull(),
+    sequence: integer('sequence').notNull(),
+    kind: text('kind').notNull(),
+    /** Milliseconds since the epoch: retention compares it with a number. */
+    createdAt: integer('created_at').notNull(),
+    frame: text('frame').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.sequence] })],
+);
+
+/** A2A tasks; `contextId` is the session id. */
+export const tasks = sqliteTable(
+  'tasks',
+  {
+    id: text('id').primaryKey(),
+    contextId: text('context_id').notNull(),
+    state: text('state').notNull(),
+    /** ISO-8601 UTC of the task's latest status. */
+    statusTimestamp: text('status_timestamp').notNull(),
+    task: text('task', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [index('tasks_context_id_status_timestamp_idx').on(t.contextId, t.statusTimestamp)],
+);

@@ -1,0 +1,138 @@
+// A real `ws` client that records every frame and waits for the ones a test expects.
+import WebSocket from 'ws';
+import { uuidv7 } from '../../src/ids.ts';
+
+export interface Frame {
+  op: string;
+  id: string;
+  ts: string;
+  sequence: number;
+  payload: Record<string, unknown> & { kind?: string };
+}
+
+export type Received = { type: 'json'; frame: Frame } | { type: 'binary'; data: Buffer };
+
+export class TestClient {
+  readonly received: Received[] = [];
+  closed: { code: number; reason: string } | null = null;
+  private waiters: Array<() => void> = [];
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      this.received.push(isBinary ? { type: 'binary', data } : { type: 'json', frame: JSON.parse(data.toString('utf8')) as Frame });
+      this.wake();
+    });
+    ws.on('close', (code: number, reason: Buffer) => {
+      this.closed = { code, reason: reason.toString() };
+      this.wake();
+    });
+  }
+
+  static async connect(url: string, opts: { token?: string | null; protocols?: string[]; headers?: Record<string, string> } = {}): Promise<TestClient> {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    const ws = new WebSocket(url, opts.protocols ?? ['pty-ws.v1'], { headers });
+    const client = new TestClient(ws);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+      ws.once('error', reject);
+    });
+    return client;
+  }
+
+  /** The HTTP status a refused upgrade got. */
+  static async refusedStatus(url: string, opts: { token?: string; protocols?: string[] } = {}): Promise<number> {
+    const headers: Record<string, string> = {};
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    const ws = new WebSocket(url, opts.protocols ?? ['pty-ws.v1'], { headers });
+    return new Promise((resolve, reject) => {
+      ws.once('unexpected-response', (_req, res) => {
+        resolve(res.statusCode ?? 0);
+        ws.terminate();
+      });
+      ws.once('open', () => {
+        ws.close();
+        reject(new Error('upgrade was accepted'));
+      });
+      ws.once('error', () => undefined);
+    });
+  }
+
+  send(op: string, payload: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): string {
+    const id = uuidv7();
+    this.ws.send(JSON.stringify({ op, id, ts: new Date().toISOString(), payload, ...extra }));
+    return id;
+  }
+
+  sendRaw(data: string | Buffer): void {
+    this.ws.send(data);
+  }
+
+  frames(): Frame[] {
+    return this.received.flatMap((r) => (r.type === 'json' ? [r.frame] : []));
+  }
+
+  /** Everything the PTY printed so far: JSON Output frames and PW1O binary frames, in order. */
+  output(): string {
+    return this.received
+      .map((r) => {
+        if (r.type === 'binary') return r.data.subarray(13).toString('utf8');
+        if (r.frame.payload.kind === 'Output') return Buffer.from(String(r.frame.payload.data), 'base64').toString('utf8');
+        return '';
+      })
+      .join('');
+  }
+
+  /** The text of the latest Keyframe's snapshot (escape sequences and all). */
+  screen(): string {
+    const k = this.frames().filter((f) => f.payload.kind === 'Keyframe').at(-1);
+    return k ? Buffer.from(String(k.payload.snapshot), 'base64').toString('utf8') : '';
+  }
+
+  async waitFor<T>(check: () => T | undefined | false | null, what: string, timeoutMs = 10_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = check();
+      if (v) return v;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.frames().map((f) => [f.op, f.payload.kind ?? '', f.sequence])).slice(0, 2000)}`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.max(1, Math.min(200, deadline - Date.now())));
+        this.waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+  }
+
+  waitForFrame(pred: (f: Frame) => boolean, what: string, timeoutMs?: number): Promise<Frame> {
+    return this.waitFor(() => this.frames().find(pred), what, timeoutMs);
+  }
+
+  waitForOutput(text: string, timeoutMs?: number): Promise<string> {
+    return this.waitFor(() => (this.output().includes(text) ? this.output() : undefined), `output containing ${JSON.stringify(text)}`, timeoutMs);
+  }
+
+  waitForClose(timeoutMs?: number): Promise<{ code: number; reason: string }> {
+    return this.waitFor(() => this.closed, 'close', timeoutMs);
+  }
+
+  async join(payload: Record<string, unknown> = { role: 'controller' }, extra: Record<string, unknown> = {}): Promise<Frame[]> {
+    const id = this.send('pty.join_session', payload, extra);
+    await this.waitForFrame((f) => f.id === id && (f.payload.kind === 'Keyframe' || f.op === 'Error'), 'join to finish');
+    return this.frames();
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+
+  private wake(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+}
+
+export const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');

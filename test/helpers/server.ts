@@ -1,0 +1,43 @@
+// Starts the real router (in this process) with a real PTY host child and a real libSQL file in a temp dir.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config.ts';
+import { startServer, type RunningServer } from '../../src/adapter/node/server.ts';
+import type { Logger } from '../../src/ports.ts';
+
+export interface TestServer extends RunningServer {
+  dir: string;
+  logs: string[];
+  wsOrigin: string;
+  attachUrl(sessionId: string): string;
+  stop(): Promise<void>;
+}
+
+export async function startTestServer(env: Record<string, string> = {}, flags: Record<string, string> = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'pty-ws-test-'));
+  const config = loadConfig(
+    { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', ...env },
+    { port: '0', 'state-dir': dir, ...flags },
+  );
+  const logs: string[] = [];
+  const logger: Logger = {
+    log: (level, msg, fields) => void logs.push(JSON.stringify({ level, msg, ...fields })),
+    child() {
+      return logger;
+    },
+  };
+  const server = await startServer(config, { createDefaultSession: true, logger });
+  const wsOrigin = server.origin.replace(/^http/, 'ws');
+  return {
+    ...server,
+    dir,
+    logs,
+    wsOrigin,
+    attachUrl: (id) => `${wsOrigin}/agents/${config.instanceId}/sessions/${id}/attach`,
+    async stop() {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,357 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Logger, PtyExit, PtyHost, SpawnSpec } from '../src/ports.ts';
+import { PtyHostClient, ensurePtyHost, type PtyHostHandle } from '../src/adapter/node/pty-host-client.ts';
+
+const WAIT = { timeout: 8000, interval: 20 };
+
+/** Collects log calls instead of printing them; dump `lines` when debugging a failure. */
+function quietLogger(lines: string[] = []): Logger {
+  return {
+    log: (level, msg, fields) => void lines.push(`${level} ${msg} ${JSON.stringify(fields ?? {})}`),
+    child: () => quietLogger(lines),
+  };
+}
+
+/** Everything a host reports, per session. */
+class Recorder {
+  readonly output = new Map<string, Buffer[]>();
+  readonly exits = new Map<string, PtyExit>();
+  lost: string | undefined;
+
+  constructor(host: PtyHost) {
+    host.subscribe({
+      onData: (id, data) => this.output.set(id, [...(this.output.get(id) ?? []), Buffer.from(data)]),
+      onExit: (id, exit) => this.exits.set(id, exit),
+      onHostLost: (reason) => (this.lost = reason),
+    });
+  }
+
+  text(id: string): string {
+    return Buffer.concat(this.output.get(id) ?? []).toString('latin1');
+  }
+
+  async exitOf(id: string): Promise<PtyExit> {
+    return vi.waitFor(() => {
+      const exit = this.exits.get(id);
+      if (!exit) throw new Error(`session ${id} has not exited; output so far: ${JSON.stringify(this.text(id))}`);
+      return exit;
+    }, WAIT);
+  }
+
+  async waitForOutput(id: string, pattern: RegExp): Promise<void> {
+    await vi.waitFor(() => expect(this.text(id)).toMatch(pattern), WAIT);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls until a fresh connection to the socket path fails. */
+async function waitUntilNotListening(socketPath: string): Promise<void> {
+  await vi.waitFor(async () => {
+    const listening = await new Promise<boolean>((resolve) => {
+      const probe = connect(socketPath, () => {
+        probe.destroy();
+        resolve(true);
+      });
+      probe.on('error', () => resolve(false));
+    });
+    expect(listening).toBe(false);
+  }, WAIT);
+}
+
+describe('pty host', () => {
+  let dir: string;
+  let socketPath: string;
+  let handle: PtyHostHandle;
+  let host: PtyHostClient;
+  let rec: Recorder;
+  const started: string[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'pty-ws-host-'));
+    socketPath = path.join(dir, 'host.sock');
+    handle = await ensurePtyHost({ socketPath, logger: quietLogger() });
+    host = handle.host;
+    rec = new Recorder(host);
+  });
+
+  afterEach(() => {
+    for (const id of started.splice(0)) host.kill(id, 'SIGKILL');
+  });
+
+  afterAll(async () => {
+    await handle?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function spec(argv: string[], overrides: Partial<SpawnSpec> = {}): SpawnSpec {
+    const sessionId = randomUUID();
+    started.push(sessionId);
+    return { sessionId, argv, cwd: dir, env: { PATH: '/usr/bin:/bin', HOME: dir, LANG: 'C' }, cols: 80, rows: 24, ...overrides };
+  }
+
+  it('started a host process listening on an owner-only socket', () => {
+    expect(handle.child?.pid).toBeGreaterThan(0);
+    expect(statSync(socketPath).isSocket()).toBe(true);
+    expect(statSync(socketPath).mode & 0o777).toBe(0o600);
+  });
+
+  it('runs a shell and relays its output', async () => {
+    const s = spec(['/bin/sh']);
+    const { pid } = await host.spawn(s);
+    expect(pid).toBeGreaterThan(0);
+    host.write(s.sessionId, new TextEncoder().encode('echo hi\r'));
+    // The echoed command line is "echo hi"; the command's own output starts a line.
+    await rec.waitForOutput(s.sessionId, /\r\nhi\r\n/);
+  });
+
+  it('resizes the terminal', async () => {
+    const s = spec(['/bin/sh']);
+    await host.spawn(s);
+    host.resize(s.sessionId, 100, 30);
+    host.write(s.sessionId, new TextEncoder().encode('stty size\r'));
+    await rec.waitForOutput(s.sessionId, /\r\n30 100\r\n/);
+    expect((await host.list()).find((i) => i.sessionId === s.sessionId)).toMatchObject({ cols: 100, rows: 30 });
+  });
+
+  it('passes the environment exactly, with TERM defaulting to xterm-256color', async () => {
+    const s = spec(['/bin/sh', '-c', 'echo "[$TERM|$FOO|$HOME]"'], { env: { PATH: '/usr/bin:/bin', FOO: 'bar baz' } });
+    await host.spawn(s);
+    await rec.exitOf(s.sessionId);
+    expect(rec.text(s.sessionId)).toContain('[xterm-256color|bar baz|]');
+  });
+
+  it('refuses a program that does not exist, and keeps working', async () => {
+    await expect(host.spawn(spec(['/nonexistent/prog']))).rejects.toMatchObject({
+      code: 'not_found',
+      message: expect.stringContaining('/nonexistent/prog'),
+    });
+    await expect(host.spawn(spec(['no-such-program-here']))).rejects.toMatchObject({
+      code: 'not_found',
+      message: expect.stringContaining('no-such-program-here'),
+    });
+    const s = spec(['true']);
+    await host.spawn(s);
+    expect(await rec.exitOf(s.sessionId)).toEqual({ exitCode: 0, signal: null });
+  });
+
+  it('refuses a file that is not executable', async () => {
+    const file = path.join(dir, 'not-executable.sh');
+    await writeFile(file, '#!/bin/sh\necho no\n', { mode: 0o644 });
+    await expect(host.spawn(spec([file]))).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('refuses a bad working directory', async () => {
+    await expect(host.spawn(spec(['/bin/sh'], { cwd: path.join(dir, 'missing') }))).rejects.toMatchObject({ code: 'bad_cwd' });
+    const file = path.join(dir, 'a-file');
+    await writeFile(file, '');
+    await expect(host.spawn(spec(['/bin/sh'], { cwd: file }))).rejects.toMatchObject({ code: 'bad_cwd' });
+    await expect(host.spawn(spec(['/bin/sh'], { cwd: 'relative/dir' }))).rejects.toMatchObject({ code: 'bad_cwd' });
+  });
+
+  it('refuses a duplicate session id and a nonsensical size', async () => {
+    const s = spec(['sleep', '30']);
+    await host.spawn(s);
+    await expect(host.spawn(s)).rejects.toMatchObject({ code: 'exists' });
+    await expect(host.spawn(spec(['/bin/sh'], { cols: 0 }))).rejects.toMatchObject({ code: 'spawn_failed' });
+  });
+
+  it('reports the exit code', async () => {
+    const s = spec(['/bin/sh', '-c', 'exit 3']);
+    await host.spawn(s);
+    expect(await rec.exitOf(s.sessionId)).toEqual({ exitCode: 3, signal: null });
+  });
+
+  it('kills with SIGHUP by default, or with the signal asked for', async () => {
+    const hup = spec(['sleep', '30']);
+    const term = spec(['sleep', '30']);
+    await host.spawn(hup);
+    await host.spawn(term);
+    host.kill(hup.sessionId);
+    host.kill(term.sessionId, 'SIGTERM');
+    expect(await rec.exitOf(hup.sessionId)).toEqual({ exitCode: null, signal: 1 });
+    expect(await rec.exitOf(term.sessionId)).toEqual({ exitCode: null, signal: 15 });
+  });
+
+  it('lists live sessions only', async () => {
+    const a = spec(['sleep', '30']);
+    const b = spec(['sleep', '30']);
+    const { pid: pidA } = await host.spawn(a);
+    const { pid: pidB } = await host.spawn(b);
+    expect(await host.list()).toEqual(
+      expect.arrayContaining([
+        { sessionId: a.sessionId, pid: pidA, cols: 80, rows: 24 },
+        { sessionId: b.sessionId, pid: pidB, cols: 80, rows: 24 },
+      ]),
+    );
+    host.kill(a.sessionId);
+    await rec.exitOf(a.sessionId);
+    const ids = (await host.list()).map((i) => i.sessionId);
+    expect(ids).toContain(b.sessionId);
+    expect(ids).not.toContain(a.sessionId);
+  });
+
+  it('serves a second connection that sees the running sessions and their events', async () => {
+    const s = spec(['/bin/sh']);
+    await host.spawn(s);
+    const second = await PtyHostClient.connect(socketPath);
+    try {
+      const rec2 = new Recorder(second);
+      expect((await second.list()).map((i) => i.sessionId)).toContain(s.sessionId);
+      second.write(s.sessionId, new TextEncoder().encode('echo $((6*7))\r'));
+      await rec2.waitForOutput(s.sessionId, /\r\n42\r\n/);
+      await rec.waitForOutput(s.sessionId, /\r\n42\r\n/);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it.each([
+    ['an HTTP request', Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n')],
+    ['a frame with a broken header', Buffer.from([0, 0, 0, 9, 0, 0, 0, 5, 0x7b, 0x22, 0x74, 0x22, 0x3a])],
+  ])('drops a client that sends %s, and serves the others', async (_name, garbage) => {
+    const s = spec(['/bin/sh']);
+    await host.spawn(s);
+    const raw = connect(socketPath);
+    const closed = new Promise<void>((resolve) => raw.on('close', () => resolve()));
+    raw.on('error', () => {});
+    raw.write(garbage);
+    await closed;
+    host.write(s.sessionId, new TextEncoder().encode('echo $((6*8))\r'));
+    await rec.waitForOutput(s.sessionId, /\r\n48\r\n/);
+    expect(rec.lost).toBeUndefined();
+  });
+
+  it('keeps the stream going when a listener throws', async () => {
+    const unsubscribe = host.subscribe({
+      onData: () => {
+        throw new Error('listener bug');
+      },
+      onExit: () => {
+        throw new Error('listener bug');
+      },
+    });
+    try {
+      const s = spec(['/bin/sh', '-c', 'echo one; echo two']);
+      await host.spawn(s);
+      expect(await rec.exitOf(s.sessionId)).toEqual({ exitCode: 0, signal: null });
+      expect(rec.text(s.sessionId)).toBe('one\r\ntwo\r\n');
+    } finally {
+      unsubscribe();
+    }
+  });
+
+  it('delivers 5 MB of output completely to a slow reader', async () => {
+    const s = spec(['/bin/sh', '-c', 'head -c 3750000 /dev/urandom | base64']);
+    let chunks = 0;
+    // Stalling the reader now and then fills the socket, so the host has to pause the PTY.
+    const unsubscribe = host.subscribe({
+      onData: (id) => {
+        if (id !== s.sessionId || ++chunks % 150 !== 0) return;
+        const until = Date.now() + 40;
+        while (Date.now() < until);
+      },
+      onExit: () => {},
+    });
+    try {
+      await host.spawn(s);
+      expect(await rec.exitOf(s.sessionId)).toEqual({ exitCode: 0, signal: null });
+      const received = rec.text(s.sessionId).replace(/\r\n/g, '');
+      expect(received.length).toBe(5_000_000);
+      expect(received).toMatch(/^[A-Za-z0-9+/]+$/);
+    } finally {
+      unsubscribe();
+    }
+  });
+
+  it('reuses a host that is already listening', async () => {
+    const again = await ensurePtyHost({ socketPath, logger: quietLogger() });
+    expect(again.child).toBeUndefined();
+    const s = spec(['sleep', '30']);
+    await again.host.spawn(s);
+    expect((await host.list()).map((i) => i.sessionId)).toContain(s.sessionId);
+    await again.stop();
+    expect(handle.child?.exitCode).toBeNull();
+    expect((await host.list()).map((i) => i.sessionId)).toContain(s.sessionId);
+  });
+});
+
+describe('pty host lifecycle', () => {
+  let dir: string;
+  const handles: PtyHostHandle[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'pty-ws-life-'));
+  });
+
+  afterEach(async () => {
+    for (const h of handles.splice(0)) await h.stop();
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function start(socketPath: string): Promise<PtyHostHandle> {
+    const h = await ensurePtyHost({ socketPath, logger: quietLogger() });
+    handles.push(h);
+    return h;
+  }
+
+  it('stop() ends the host, its sessions and its socket, and other clients learn of it', async () => {
+    const socketPath = path.join(dir, 'stop.sock');
+    const h = await start(socketPath);
+    const { pid } = await h.host.spawn({ sessionId: 's', argv: ['/bin/sleep', '30'], cwd: dir, env: {}, cols: 80, rows: 24 });
+    const observer = await PtyHostClient.connect(socketPath);
+    const rec = new Recorder(observer);
+    const own = new Recorder(h.host);
+
+    await h.stop();
+
+    expect(h.child?.exitCode ?? h.child?.signalCode).toBe(0);
+    expect(existsSync(socketPath)).toBe(false);
+    await vi.waitFor(() => expect(isAlive(pid)).toBe(false), WAIT);
+    await vi.waitFor(() => expect(rec.lost).toBeDefined(), WAIT);
+    await expect(observer.list()).rejects.toMatchObject({ code: 'spawn_failed' });
+    expect(own.lost).toBeUndefined();
+  });
+
+  it('replaces a host that died, removing its stale socket', async () => {
+    const socketPath = path.join(dir, 'stale.sock');
+    const first = await start(socketPath);
+    const rec = new Recorder(first.host);
+    const pending = first.host.list();
+    first.child?.kill('SIGKILL');
+    await vi.waitFor(() => expect(rec.lost).toBeDefined(), WAIT);
+    await pending.catch(() => {}); // answered or rejected, depending on the race; either is fine
+    await expect(first.host.spawn({ sessionId: 'x', argv: ['/bin/true'], cwd: dir, env: {}, cols: 80, rows: 24 })).rejects.toMatchObject({
+      code: 'spawn_failed',
+    });
+    await waitUntilNotListening(socketPath);
+    expect(existsSync(socketPath)).toBe(true);
+
+    const second = await start(socketPath);
+    expect(second.child?.pid).not.toBe(first.child?.pid);
+    expect(await second.host.list()).toEqual([]);
+  });
+
+  it('explains why a host could not start', async () => {
+    const blocker = path.join(dir, 'not-a-socket');
+    await writeFile(blocker, 'precious');
+    await expect(ensurePtyHost({ socketPath: blocker, logger: quietLogger() })).rejects.toThrow(/not a socket/);
+    expect(existsSync(blocker)).toBe(true);
+  });
+});
