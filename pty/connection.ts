@@ -24,7 +24,7 @@ export class Connection {
     this.log = log;
     this.#handlers = handlers;
     socket.on('data', (chunk: Buffer) => this.#receive(chunk));
-    socket.on('error', (err) => this.log.log('warn', 'connection error', { err }));
+    socket.on('error', (err) => this.log.log('info', 'connection error', { err }));
     socket.on('close', () => this.#handlers.onClose(this));
   }
 

@@ -78,6 +78,8 @@ export interface Config extends Settings {
   maxFrameBytes: number;
   defaultCols: number;
   defaultRows: number;
+  /** Slow-consumer policy: see Member. */
+  lag: { highBytes: number; lowBytes: number; pollMs: number };
   /** The clean environment every session starts from: never the server's own secrets. */
   sessionBaseEnv: Record<string, string>;
   defaultCwd: string;
@@ -142,6 +144,7 @@ export function loadConfig(env: Env, flags: Record<string, string> = {}): Config
     maxFrameBytes: 1024 * 1024,
     defaultCols: 120,
     defaultRows: 30,
+    lag: { highBytes: 4 * 1024 * 1024, lowBytes: 256 * 1024, pollMs: 50 },
     sessionBaseEnv: baseEnv(env),
     defaultCwd: env.HOME || '/',
   };

@@ -126,6 +126,11 @@ export interface Store {
   lastSequence(sessionId: string): Promise<number>;
   /** Lowest sequence still retained for the session, or null when its log is empty. */
   oldestSequence(sessionId: string): Promise<number | null>;
+  /**
+   * Retention (DECISIONS §7): deletes the session's log frames that are both beyond the newest
+   * `keepFrames` and older than `keepSeconds`. Resolves with the number deleted.
+   */
+  prune(sessionId: string, opts: { keepFrames: number; keepSeconds: number; now: number }): Promise<number>;
   /** Resolves when everything appended so far is committed. */
   flush(): Promise<void>;
   close(): Promise<void>;

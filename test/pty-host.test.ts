@@ -103,6 +103,15 @@ describe('pty host', () => {
     return { sessionId, argv, cwd: dir, env: { PATH: '/usr/bin:/bin', HOME: dir, LANG: 'C' }, cols: 80, rows: 24, ...overrides };
   }
 
+  /** An interactive shell, once it has prompted: input typed earlier would race the prompt. */
+  async function shell(): Promise<SpawnSpec> {
+    const s = spec(['/bin/sh']);
+    s.env.PS1 = 'ready$ ';
+    await host.spawn(s);
+    await rec.waitForOutput(s.sessionId, /ready\$ $/);
+    return s;
+  }
+
   it('started a host process listening on an owner-only socket', () => {
     expect(handle.child?.pid).toBeGreaterThan(0);
     expect(statSync(socketPath).isSocket()).toBe(true);
@@ -110,17 +119,14 @@ describe('pty host', () => {
   });
 
   it('runs a shell and relays its output', async () => {
-    const s = spec(['/bin/sh']);
-    const { pid } = await host.spawn(s);
-    expect(pid).toBeGreaterThan(0);
+    const s = await shell();
     host.write(s.sessionId, new TextEncoder().encode('echo hi\r'));
     // The echoed command line is "echo hi"; the command's own output starts a line.
     await rec.waitForOutput(s.sessionId, /\r\nhi\r\n/);
   });
 
   it('resizes the terminal', async () => {
-    const s = spec(['/bin/sh']);
-    await host.spawn(s);
+    const s = await shell();
     host.resize(s.sessionId, 100, 30);
     host.write(s.sessionId, new TextEncoder().encode('stty size\r'));
     await rec.waitForOutput(s.sessionId, /\r\n30 100\r\n/);
@@ -205,8 +211,7 @@ describe('pty host', () => {
   });
 
   it('serves a second connection that sees the running sessions and their events', async () => {
-    const s = spec(['/bin/sh']);
-    await host.spawn(s);
+    const s = await shell();
     const second = await PtyHostClient.connect(socketPath);
     try {
       const rec2 = new Recorder(second);
@@ -223,11 +228,11 @@ describe('pty host', () => {
     ['an HTTP request', Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n')],
     ['a frame with a broken header', Buffer.from([0, 0, 0, 9, 0, 0, 0, 5, 0x7b, 0x22, 0x74, 0x22, 0x3a])],
   ])('drops a client that sends %s, and serves the others', async (_name, garbage) => {
-    const s = spec(['/bin/sh']);
-    await host.spawn(s);
+    const s = await shell();
     const raw = connect(socketPath);
     const closed = new Promise<void>((resolve) => raw.on('close', () => resolve()));
     raw.on('error', () => {});
+    raw.resume(); // the close only surfaces once the host's greeting has been read
     raw.write(garbage);
     await closed;
     host.write(s.sessionId, new TextEncoder().encode('echo $((6*8))\r'));
@@ -333,10 +338,10 @@ describe('pty host lifecycle', () => {
     const socketPath = path.join(dir, 'stale.sock');
     const first = await start(socketPath);
     const rec = new Recorder(first.host);
-    const pending = first.host.list();
     first.child?.kill('SIGKILL');
-    await vi.waitFor(() => expect(rec.lost).toBeDefined(), WAIT);
-    await pending.catch(() => {}); // answered or rejected, depending on the race; either is fine
+    // Sent after the SIGKILL, so it can only be answered by the connection loss.
+    await expect(first.host.list()).rejects.toMatchObject({ code: 'spawn_failed', message: expect.stringContaining('lost') });
+    expect(rec.lost).toBeDefined();
     await expect(first.host.spawn({ sessionId: 'x', argv: ['/bin/true'], cwd: dir, env: {}, cols: 80, rows: 24 })).rejects.toMatchObject({
       code: 'spawn_failed',
     });

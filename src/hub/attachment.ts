@@ -24,6 +24,8 @@ export class Attachment {
   private ended = false;
   private readonly endListeners: Array<() => void> = [];
   private serviceParameters: Record<string, unknown> | undefined;
+  private lastKeyframeAt = -Infinity;
+  private keyframeScheduled = false;
 
   private readonly handlers: Record<string, Handler> = {
     'pty.join_session': (s, f) => this.join(s, f),
@@ -39,9 +41,20 @@ export class Attachment {
       s.resize(this.requireMember(), cols, rows);
     },
     'pty.request_role': (s, f) => s.requestRole(this.requireMember(), this.payload(P.RequestRole, f).role, f.id),
-    'pty.request_keyframe': (s, f) => {
+    'pty.request_keyframe': async (s, f) => {
       this.payload(P.Empty, f);
-      return s.keyframeFor(this.requireMember(), f.id);
+      const member = this.requireMember();
+      // At most one per second per connection (pty-extensions §4): an early request waits its turn
+      // (without holding up this connection's other frames); one more while it waits is refused.
+      if (this.keyframeScheduled) throw new BindingError('RATE_LIMITED', 'a Keyframe is already on its way: at most one per second per connection');
+      const wait = Math.max(0, this.lastKeyframeAt + 1000 - this.hub.deps.clock.now());
+      this.lastKeyframeAt = this.hub.deps.clock.now() + wait;
+      if (wait === 0) return s.keyframeFor(member, f.id);
+      this.keyframeScheduled = true;
+      setTimeout(() => {
+        this.keyframeScheduled = false;
+        if (!this.ended) this.enqueue(() => s.keyframeFor(member, f.id));
+      }, wait);
     },
     ping: (s, f) => {
       const { client_ts } = this.payload(P.Ping, f);
@@ -148,7 +161,9 @@ export class Attachment {
   private async join(s: LiveSession, f: ClientEnvelope): Promise<void> {
     if (this.member) throw new BindingError('INVALID_REQUEST', 'this connection has already joined the session');
     const req = this.payload(P.JoinSession, f);
-    const member = new Member(this.conn, this.clientId, req.client_label, this.hub.mayControl(this.principal), (r) => this.goodbyeFrame(r));
+    const member = new Member(this.conn, this.clientId, req.client_label, this.hub.mayControl(this.principal), (r) => this.goodbyeFrame(r), this.hub.deps.config.lag, (m) => {
+      s.recoverLagged(m).catch((e: unknown) => this.fail(null, e));
+    });
     await s.join(member, req, f.replay_from, f.id);
     this.member = member;
   }

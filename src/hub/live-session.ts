@@ -1,13 +1,14 @@
 // One session's live state: the sequence counter, members and their roles, the screen model, the process.
 // Every broadcast frame is a log frame (DECISIONS §2): numbered, logged, then delivered.
 import { BindingError, errorPayload } from '../errors.ts';
-import { bytesToBase64 } from '../ids.ts';
+import { bytesToBase64, uuidv7 } from '../ids.ts';
 import { encodeOutputFrame } from '../protocol/binary.ts';
 import { PTY_FRAME_OP, ptyPayload, serverFrame, type PtyFrameKind } from '../protocol/frames.ts';
 import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
 import { SNAPSHOT_FORMAT } from '../protocol/uris.ts';
 import type { PtyExit, SessionRecord } from '../ports.ts';
 import { assignRole, changeRole, type RoleDecision } from './roles.ts';
+import { KeyframeCadence } from './keyframe-cadence.ts';
 import { ScreenModel, type ScreenSnapshot } from './screen.ts';
 import { buildSpawnSpec, selectBackend } from './session-host.ts';
 import type { HubDeps } from './deps.ts';
@@ -31,6 +32,11 @@ export class LiveSession {
   private starting: Promise<void> | null = null;
   private fresh = true;
   private killedOnPurpose = false;
+  private readonly cadence: KeyframeCadence;
+  /** While a periodic Keyframe is being cut, PTY events wait here so its anchor is exact. */
+  private deferred: Array<() => void> | null = null;
+  private framesSincePrune = 0;
+  private pruning = false;
 
   constructor(
     private readonly deps: HubDeps,
@@ -43,6 +49,7 @@ export class LiveSession {
     // A session that was already running when this router came up (adopted from the PTY host):
     // its screen can only be rebuilt from what it prints from now on.
     if (record.state === 'running') this.screen = new ScreenModel(record.cols, record.rows);
+    this.cadence = new KeyframeCadence(deps.config.keyframeIntervalFrames, deps.config.keyframeIntervalSeconds, () => this.cutKeyframe());
   }
 
   get currentSequence(): number {
@@ -130,6 +137,7 @@ export class LiveSession {
   }
 
   leave(member: Member): void {
+    member.dispose();
     if (!this.members.delete(member.clientId)) return;
     const frame = this.emit('MembershipChanged', this.membership());
     member.sendLog(frame);
@@ -151,8 +159,22 @@ export class LiveSession {
 
   async keyframeFor(member: Member, requestId: string): Promise<void> {
     if (!this.screen) throw new BindingError('INVALID_REQUEST', 'the session has no screen yet: join first');
+    member.hold();
     const snap = await this.screen.snapshot();
-    member.sendUnicast(this.unicast('Keyframe', requestId, this.keyframePayload(snap)));
+    member.release([], this.unicast('Keyframe', requestId, this.keyframePayload(snap), member.lastSequence), snap.anchor);
+  }
+
+  /** A lagged member's socket drained: tell it what it lost, then repaint it (pty-extensions §5). */
+  async recoverLagged(member: Member): Promise<void> {
+    if (!this.screen || !this.members.has(member.clientId)) return;
+    member.hold();
+    const snap = await this.screen.snapshot();
+    const lagged = this.unicast('Error', uuidv7(this.deps.clock.now()), {
+      code: 'PTY_OUTPUT_LAGGED',
+      message: `this connection fell behind; Output up to sequence ${snap.anchor} was dropped for it and the next frame is a Keyframe`,
+    }, member.lastSequence);
+    member.sendUnicast(lagged);
+    member.release([], this.unicast('Keyframe', uuidv7(this.deps.clock.now()), this.keyframePayload(snap), member.lastSequence), snap.anchor);
   }
 
   // ------------------------------------------------------------------ input and resize
@@ -167,8 +189,10 @@ export class LiveSession {
     this.requireController(member, 'resize');
     this.requireRunning();
     this.deps.pty.resize(this.id, cols, rows);
-    const frame = this.emit('Resize', { cols, rows });
-    this.screen?.resize(cols, rows, frame.sequence);
+    this.inOrder(() => {
+      const frame = this.emit('Resize', { cols, rows });
+      this.screen?.resize(cols, rows, frame.sequence);
+    });
     this.record = { ...this.record, cols, rows };
     void this.persist({ cols, rows });
   }
@@ -176,14 +200,19 @@ export class LiveSession {
   // ------------------------------------------------------------------ PTY events
 
   onOutput(data: Uint8Array): void {
-    const frame = this.emit('Output', { stream: 'stdout', data: bytesToBase64(data) }, data);
-    this.screen?.write(data, frame.sequence);
+    this.inOrder(() => {
+      const frame = this.emit('Output', { stream: 'stdout', data: bytesToBase64(data) }, data);
+      this.screen?.write(data, frame.sequence);
+      this.cadence.onOutput();
+    });
   }
 
   onExit(exit: PtyExit): void {
-    const signalled = exit.signal !== null && exit.signal !== 0;
-    const reason: CloseReason = this.killedOnPurpose || signalled ? 'killed' : 'normal';
-    this.end(reason, signalled ? null : exit.exitCode, signalled ? `signal ${exit.signal}` : undefined);
+    this.inOrder(() => {
+      const signalled = exit.signal !== null && exit.signal !== 0;
+      const reason: CloseReason = this.killedOnPurpose || signalled ? 'killed' : 'normal';
+      this.end(reason, signalled ? null : exit.exitCode, signalled ? `signal ${exit.signal}` : undefined);
+    });
   }
 
   /** The PTY host went away or the server is stopping: the process is gone for us. */
@@ -198,6 +227,7 @@ export class LiveSession {
   }
 
   detach(member: Member): void {
+    member.dispose();
     if (this.members.delete(member.clientId)) this.emit('MembershipChanged', this.membership());
   }
 
@@ -235,6 +265,7 @@ export class LiveSession {
 
   private end(reason: CloseReason, exitCode: number | null, detail?: string): void {
     if (this.record.state === 'closed') return;
+    this.cadence.stop();
     this.emit('Closed', detail ? { exit_code: exitCode, reason, detail } : { exit_code: exitCode, reason });
     const closedAt = new Date(this.deps.clock.now()).toISOString();
     this.record = { ...this.record, state: 'closed', exitCode, closeReason: reason, closedAt };
@@ -243,11 +274,38 @@ export class LiveSession {
     this.members.clear();
   }
 
+  /** Runs a PTY event now, or after the Keyframe being cut, so events keep their order. */
+  private inOrder(event: () => void): void {
+    if (this.deferred) this.deferred.push(event);
+    else event();
+  }
+
+  /** A periodic Keyframe: a log frame whose anchor is the last Output before it. */
+  private cutKeyframe(): void {
+    const screen = this.screen;
+    if (!screen || this.deferred || this.ended) return;
+    const deferred: Array<() => void> = [];
+    this.deferred = deferred;
+    void screen.snapshot().then((snap) => {
+      this.deferred = null;
+      if (!this.ended) this.emit('Keyframe', this.keyframePayload(snap));
+      for (let i = 0; i < deferred.length; i++) {
+        // A deferred Output may spend the budget again: the rest waits for that Keyframe.
+        if (this.deferred) {
+          (this.deferred as Array<() => void>).push(...deferred.slice(i));
+          return;
+        }
+        deferred[i]!();
+      }
+    });
+  }
+
   private emit(kind: PtyFrameKind, fields: Record<string, unknown>, output?: Uint8Array): LogFrame {
     const now = this.deps.clock.now();
     const sequence = ++this.sequence;
     const json = JSON.stringify(serverFrame(PTY_FRAME_OP, ptyPayload(kind, fields), sequence, now));
     this.deps.store.appendLog({ sessionId: this.id, sequence, kind, createdAt: now, frame: json });
+    if (++this.framesSincePrune >= this.pruneEvery) this.prune(now);
     const frame: LogFrame = output ? { sequence, json, output } : { sequence, json };
     let binary: Uint8Array | undefined;
     for (const m of this.members.values()) {
@@ -297,6 +355,24 @@ export class LiveSession {
 
   private requireRunning(): void {
     if (this.record.state !== 'running') throw new BindingError('INVALID_REQUEST', `session ${this.id} is not running`);
+  }
+
+  /** Retention runs in the background, a few times per `replay_buffer_frames` frames logged. */
+  private get pruneEvery(): number {
+    return Math.max(16, Math.floor(this.deps.config.replayBufferFrames / 4));
+  }
+
+  private prune(now: number): void {
+    if (this.pruning) return;
+    this.framesSincePrune = 0;
+    this.pruning = true;
+    const { replayBufferFrames: keepFrames, replayRetentionSeconds: keepSeconds } = this.deps.config;
+    this.deps.store
+      .prune(this.id, { keepFrames, keepSeconds, now })
+      .catch((e: unknown) => this.deps.logger.log('warn', 'log pruning failed', { session: this.id, error: String(e) }))
+      .finally(() => {
+        this.pruning = false;
+      });
   }
 
   private async persist(patch: Parameters<HubDeps['store']['updateSession']>[1]): Promise<void> {

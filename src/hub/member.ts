@@ -1,4 +1,6 @@
 // One joined connection as the session sees it: its role, and the ordered delivery of its frames.
+// A connection that stops reading is *lagged*: its Output is dropped (never the PTY's or another
+// client's problem) until its socket drains, then it gets PTY_OUTPUT_LAGGED and a fresh Keyframe.
 import type { ClientConnection } from '../ports.ts';
 import type { Role } from '../protocol/pty-payloads.ts';
 import type { LogFrame } from './live-session.ts';
@@ -8,13 +10,25 @@ interface Held {
   binary: Uint8Array | undefined;
 }
 
+export interface LagPolicy {
+  /** Bytes queued on the socket beyond which Output is dropped for this connection. */
+  highBytes: number;
+  /** Bytes queued on the socket under which it has caught up. */
+  lowBytes: number;
+  /** How often a lagged connection's socket is checked. */
+  pollMs: number;
+}
+
 export class Member {
   role: Role = 'observer';
   /** Log frames produced while this member's initial flush is being read are held here, in order. */
   private held: Held[] | null = null;
   /** Highest log-frame sequence delivered: nothing at or below it is sent again. */
   private cursor = 0;
+  /** Output at or below this sequence is already in a Keyframe this member got. */
+  private outputFloor = 0;
   private pendingGoodbye: string | null = null;
+  private lagTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private readonly conn: ClientConnection,
@@ -22,14 +36,26 @@ export class Member {
     readonly label: string | undefined,
     readonly mayControl: boolean,
     private readonly goodbyeFrame: (reason: string) => string,
+    private readonly lag: LagPolicy,
+    /** Called once the socket of a lagged member has drained. */
+    private readonly onCaughtUp: (m: Member) => void,
   ) {}
 
   get binary(): boolean {
     return this.conn.binary;
   }
 
+  get lagged(): boolean {
+    return this.lagTimer !== null;
+  }
+
+  /** The latest log-frame sequence this connection has seen: what its unicast frames carry. */
+  get lastSequence(): number {
+    return this.cursor;
+  }
+
   hold(): void {
-    this.held = [];
+    this.held ??= [];
   }
 
   sendLog(frame: LogFrame, binary?: Uint8Array): void {
@@ -41,30 +67,55 @@ export class Member {
     this.conn.sendText(json);
   }
 
-  /** Ends the initial flush: replayed frames, the Keyframe, then what was held meanwhile. */
-  release(replay: LogFrame[], keyframe: string | null): void {
-    for (const f of replay) this.deliver(f, undefined);
+  /**
+   * Ends a flush (join or lag recovery): the frames given, the Keyframe, then what was held meanwhile.
+   * `anchor` is the Keyframe's anchor_sequence: Output folded into it is not sent again.
+   */
+  release(frames: LogFrame[], keyframe: string | null, anchor = 0): void {
+    for (const f of frames) this.deliver(f, undefined);
     if (keyframe) this.conn.sendText(keyframe);
+    this.outputFloor = Math.max(this.outputFloor, anchor);
     const held = this.held ?? [];
     this.held = null;
     for (const h of held) this.deliver(h.frame, h.binary);
     if (this.pendingGoodbye) this.goodbye(this.pendingGoodbye);
   }
 
-  /** binding_goodbye, then close 1000 (pty-ws-v1 §5.4); during the initial flush, right after it. */
+  /** binding_goodbye, then close 1000 (pty-ws-v1 §5.4); during a flush, right after it. */
   goodbye(reason: string): void {
     if (this.held) {
       this.pendingGoodbye = reason;
       return;
     }
+    this.dispose();
     this.conn.sendText(this.goodbyeFrame(reason));
     this.conn.close(1000, reason);
   }
 
+  dispose(): void {
+    if (this.lagTimer) clearInterval(this.lagTimer);
+    this.lagTimer = null;
+  }
+
   private deliver(frame: LogFrame, binary: Uint8Array | undefined): void {
     if (frame.sequence <= this.cursor) return;
+    if (frame.output) {
+      if (frame.sequence <= this.outputFloor || this.lagged) return;
+      if (this.conn.bufferedAmount() > this.lag.highBytes) {
+        this.startLag();
+        return;
+      }
+    }
     this.cursor = frame.sequence;
     if (binary) this.conn.sendBinary(binary);
     else this.conn.sendText(frame.json);
+  }
+
+  private startLag(): void {
+    this.lagTimer = setInterval(() => {
+      if (this.conn.bufferedAmount() > this.lag.lowBytes) return;
+      this.dispose();
+      this.onCaughtUp(this);
+    }, this.lag.pollMs);
   }
 }

@@ -120,8 +120,9 @@ export class TestClient {
 
   async join(payload: Record<string, unknown> = { role: 'controller' }, extra: Record<string, unknown> = {}): Promise<Frame[]> {
     const id = this.send('pty.join_session', payload, extra);
-    await this.waitForFrame((f) => f.id === id && (f.payload.kind === 'Keyframe' || f.op === 'Error'), 'join to finish');
-    return this.frames();
+    const end = await this.waitForFrame((f) => f.id === id && (f.payload.kind === 'Keyframe' || f.op === 'Error'), 'join to finish');
+    const frames = this.frames();
+    return frames.slice(0, frames.indexOf(end) + 1);
   }
 
   close(): void {

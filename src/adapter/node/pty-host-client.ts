@@ -102,7 +102,7 @@ export class PtyHostClient implements PtyHost {
   }
 
   kill(sessionId: string, signal?: string): void {
-    this.#send(signal === undefined ? { t: 'kill', sessionId } : { t: 'kill', sessionId, signal });
+    this.#send({ t: 'kill', sessionId, signal });
   }
 
   subscribe(listener: PtyHostListener): () => void {
