@@ -1,9 +1,8 @@
 // The AgentCard (a2a-model.md, AgentCard; pty-ws-v1 §10), with the extension's live params.
 import type { Config } from '../src/config.ts';
-import { SUPPORTED_A2A_OPERATIONS } from '../src/protocol/hello.ts';
 import { BINDING_URI, EXTENSION_URI } from '../src/protocol/uris.ts';
 
-export function agentCard(config: Config, origins: { http: string; ws: string }, authEnforced: boolean) {
+export function agentCard(config: Config, origins: { http: string; ws: string }, authEnforced: boolean, operations: string[]) {
   const endpoint = `${origins.ws}/agents/${encodeURIComponent(config.instanceId)}/sessions/{session_id}/attach`;
   const security = authEnforced
     ? {
@@ -22,7 +21,7 @@ export function agentCard(config: Config, origins: { http: string; ws: string },
         uri: BINDING_URI,
         endpoint,
         preference: 'secondary',
-        operations: SUPPORTED_A2A_OPERATIONS,
+        operations,
         notes:
           'Optimal for interactive PTY attach; control-plane operations preferred via REST. ListTasks on this binding is scoped to the connection\'s session (binding §4.4 deviation).',
       },

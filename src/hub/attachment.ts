@@ -16,6 +16,22 @@ import { Member } from './member.ts';
 
 type Handler = (s: LiveSession, f: ClientEnvelope) => Promise<void> | void;
 
+/** What an operation handler registered from outside the hub (e.g. the A2A task ops) gets to work with. */
+export interface OpContext {
+  session: LiveSession;
+  frame: ClientEnvelope;
+  principal: Principal;
+  clientId: string;
+  /** Cached from the first frame, replaced by UpdateServiceParameters (pty-ws-v1 §9). */
+  serviceParameters: Record<string, unknown> | undefined;
+  /** Validates the frame's payload, or throws INVALID_REQUEST naming the first problem. */
+  payload<T extends v.GenericSchema>(schema: T): v.InferOutput<T>;
+  /** Sends a unicast frame on this connection, echoing `id`. */
+  reply(op: string, payload: unknown, id?: string): void;
+}
+
+export type OpHandler = (ctx: OpContext) => Promise<void> | void;
+
 export class Attachment {
   readonly clientId: string;
   private member: Member | null = null;
@@ -124,6 +140,7 @@ export class Attachment {
     }
     this.session = s;
     const payload = hello({
+      supportedOperations: this.hub.supportedOperations(),
       sessionId: this.sessionId,
       currentSequence: s.currentSequence,
       sessionHost: this.hub.deps.sessionHost,
@@ -146,7 +163,7 @@ export class Attachment {
   private async handle(f: ClientEnvelope): Promise<void> {
     try {
       if (f.service_parameters && !this.serviceParameters) this.serviceParameters = f.service_parameters;
-      const handler = Object.hasOwn(this.handlers, f.op) ? this.handlers[f.op] : undefined;
+      const handler = Object.hasOwn(this.handlers, f.op) ? this.handlers[f.op] : this.extraHandler(f.op);
       if (!handler) throw new BindingError('UNSUPPORTED_OPERATION', `operation "${f.op}" is not supported on this binding`, { metadata: { op: f.op } });
       const sid = (f.payload as { session_id?: unknown }).session_id;
       if (sid !== undefined && sid !== this.sessionId) {
@@ -156,6 +173,22 @@ export class Attachment {
     } catch (e) {
       this.fail(f.id, e);
     }
+  }
+
+  private extraHandler(op: string): Handler | undefined {
+    const ops = this.hub.deps.ops ?? {};
+    const handler = Object.hasOwn(ops, op) ? ops[op] : undefined;
+    if (!handler) return undefined;
+    return (session, frame) =>
+      handler({
+        session,
+        frame,
+        principal: this.principal,
+        clientId: this.clientId,
+        serviceParameters: this.serviceParameters,
+        payload: (schema) => this.payload(schema, frame),
+        reply: (op, payload, id = frame.id) => this.send(op, id, payload, session.currentSequence),
+      });
   }
 
   private async join(s: LiveSession, f: ClientEnvelope): Promise<void> {

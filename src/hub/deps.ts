@@ -1,5 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Clock, Logger, PtyHost, Store } from '../ports.ts';
+import type { OpHandler } from './attachment.ts';
 import type { SessionHostCaps } from './session-host.ts';
 
 /** Everything the session core needs from outside, passed down once. */
@@ -10,4 +11,6 @@ export interface HubDeps {
   clock: Clock;
   logger: Logger;
   sessionHost: SessionHostCaps;
+  /** Operations beyond the built-in PTY verbs (e.g. the A2A task operations), by `op`. */
+  ops?: Record<string, OpHandler>;
 }

@@ -2,6 +2,7 @@
 import type { Principal } from '../auth/principal.ts';
 import { hasScope } from '../auth/principal.ts';
 import type { ClientConnection, SessionRecord } from '../ports.ts';
+import { A2A_CORE_OPERATIONS } from '../protocol/hello.ts';
 import { Attachment } from './attachment.ts';
 import type { HubDeps } from './deps.ts';
 import { LiveSession } from './live-session.ts';
@@ -60,6 +61,12 @@ export class SessionHub {
     if (!s || s.state !== 'running') return false;
     s.kill();
     return true;
+  }
+
+  /** The A2A core operations registered on this hub: what binding_hello and the AgentCard advertise. */
+  supportedOperations(): string[] {
+    const ops = this.deps.ops ?? {};
+    return A2A_CORE_OPERATIONS.filter((op) => Object.hasOwn(ops, op));
   }
 
   mayControl(p: Principal): boolean {
