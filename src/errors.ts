@@ -57,11 +57,13 @@ export class BindingError extends Error {
   /** Extra, code-specific fields placed in the Error frame's payload. */
   readonly extra: Record<string, unknown>;
   readonly fatal: boolean;
+  /** The close code when fatal: the table's, unless the situation names a more exact one (e.g. 4404). */
+  readonly closeCode: number;
 
   constructor(
     code: BindingCode,
     message: string,
-    opts: { metadata?: Record<string, string>; extra?: Record<string, unknown>; fatal?: boolean } = {},
+    opts: { metadata?: Record<string, string>; extra?: Record<string, unknown>; fatal?: boolean; closeCode?: number } = {},
   ) {
     super(message);
     this.name = 'BindingError';
@@ -69,6 +71,7 @@ export class BindingError extends Error {
     this.metadata = opts.metadata ?? {};
     this.extra = opts.extra ?? {};
     this.fatal = opts.fatal ?? false;
+    this.closeCode = opts.closeCode ?? ERROR_TABLE[code].close;
   }
 
   get info(): CodeInfo {

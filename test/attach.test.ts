@@ -16,15 +16,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function createSession(body: Record<string, unknown> = {}): Promise<{ session_id: string; attach_url: string }> {
-  const res = await fetch(`${server.origin}/agents/local/sessions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(201);
-  return (await res.json()) as { session_id: string; attach_url: string };
-}
+const createSession = (body: Record<string, unknown> = {}) => server.createSession(body);
 
 describe('attach to a real shell', () => {
   it('sends binding_hello first, then answers a join and runs typed input in the shell', async () => {
@@ -166,7 +158,7 @@ describe('bad input never hurts the connection or the server', () => {
     c.sendRaw('{not json');
     c.sendRaw('[1,2]');
     c.sendRaw(JSON.stringify({ op: 'ping', ts: 'now', payload: {} }));
-    c.sendRaw(JSON.stringify({ op: 'ping', id: 'with-seq', ts: 'now', sequence: 3, payload: {} }));
+    c.sendRaw(JSON.stringify({ op: 'ping', id: 'with-seq', ts: new Date().toISOString(), sequence: 3, payload: {} }));
     await c.waitFor(() => c.frames().filter((f) => f.op === 'Error').length >= 4, 'four errors');
     const errors = c.frames().filter((f) => f.op === 'Error');
     for (const e of errors) {

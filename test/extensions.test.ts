@@ -21,14 +21,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function session(body: Record<string, unknown> = {}): Promise<string> {
-  const res = await fetch(`${server.origin}/agents/local/sessions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return ((await res.json()) as { attach_url: string }).attach_url;
-}
+const session = async (body: Record<string, unknown> = {}): Promise<string> => (await server.createSession(body)).attach_url;
 
 const ptyKinds = (frames: Frame[]) => frames.filter((f) => f.op === 'pty.session_frame').map((f) => f.payload.kind);
 

@@ -41,6 +41,7 @@ export class Attachment {
   private readonly endListeners: Array<() => void> = [];
   private serviceParameters: Record<string, unknown> | undefined;
   private lastKeyframeAt = -Infinity;
+  private logger: Logger;
   private keyframeScheduled = false;
 
   private readonly handlers: Record<string, Handler> = {
@@ -56,7 +57,11 @@ export class Attachment {
       const { cols, rows } = this.payload(P.SessionResize, f);
       s.resize(this.requireMember(), cols, rows);
     },
-    'pty.request_role': (s, f) => s.requestRole(this.requireMember(), this.payload(P.RequestRole, f).role, f.id),
+    'pty.request_role': (s, f) => {
+      const member = this.requireMember();
+      s.requestRole(member, this.payload(P.RequestRole, f).role, f.id);
+      this.logger.log('info', 'role requested', { role: member.role });
+    },
     'pty.request_keyframe': async (s, f) => {
       this.payload(P.Empty, f);
       const member = this.requireMember();
@@ -77,7 +82,7 @@ export class Attachment {
       this.send('pong', f.id, { client_ts: client_ts ?? null, server_ts: new Date(this.hub.deps.clock.now()).toISOString() }, s.currentSequence);
     },
     UpdateServiceParameters: (s, f) => {
-      this.serviceParameters = { ...this.serviceParameters, ...this.payload(P.UpdateServiceParameters, f).service_parameters };
+      this.useServiceParameters(this.payload(P.UpdateServiceParameters, f).service_parameters);
       this.send('UpdateServiceParameters.Response', f.id, {}, s.currentSequence);
     },
   };
@@ -87,9 +92,10 @@ export class Attachment {
     private readonly sessionId: string,
     private readonly conn: ClientConnection,
     private readonly principal: Principal,
-    private readonly logger: Logger,
+    private readonly baseLogger: Logger,
   ) {
     this.clientId = uuidv7(hub.deps.clock.now());
+    this.logger = baseLogger.child({ client_id: this.clientId });
     this.chain = this.open();
   }
 
@@ -135,7 +141,7 @@ export class Attachment {
   private async open(): Promise<void> {
     const s = await this.hub.session(this.sessionId);
     if (!s) {
-      this.fatal(null, new BindingError('INVALID_REQUEST', `session ${this.sessionId} not found`));
+      this.fatal(null, new BindingError('INVALID_REQUEST', `session ${this.sessionId} not found`, { fatal: true, closeCode: 4404 }));
       return;
     }
     this.session = s;
@@ -162,7 +168,7 @@ export class Attachment {
 
   private async handle(f: ClientEnvelope): Promise<void> {
     try {
-      if (f.service_parameters && !this.serviceParameters) this.serviceParameters = f.service_parameters;
+      if (f.service_parameters && !this.serviceParameters) this.useServiceParameters(f.service_parameters);
       const handler = Object.hasOwn(this.handlers, f.op) ? this.handlers[f.op] : this.extraHandler(f.op);
       if (!handler) throw new BindingError('UNSUPPORTED_OPERATION', `operation "${f.op}" is not supported on this binding`, { metadata: { op: f.op } });
       const sid = (f.payload as { session_id?: unknown }).session_id;
@@ -173,6 +179,13 @@ export class Attachment {
     } catch (e) {
       this.fail(f.id, e);
     }
+  }
+
+  /** Cached for the connection's life (pty-ws-v1 §9); the trace id follows into every log line. */
+  private useServiceParameters(params: Record<string, unknown>): void {
+    this.serviceParameters = params;
+    const traceId = params.trace_id ?? params.traceparent;
+    this.logger = this.baseLogger.child(typeof traceId === 'string' ? { client_id: this.clientId, trace_id: traceId } : { client_id: this.clientId });
   }
 
   private extraHandler(op: string): Handler | undefined {
@@ -199,6 +212,7 @@ export class Attachment {
     });
     await s.join(member, req, f.replay_from, f.id);
     this.member = member;
+    this.logger.log('info', 'joined session', { role: member.role, label: req.client_label, replay_from: f.replay_from });
   }
 
   private leave(s: LiveSession, f: ClientEnvelope): void {
@@ -227,7 +241,7 @@ export class Attachment {
 
   private fail(id: string | null, e: unknown): void {
     const err = toBindingError(e);
-    if (err.code === 'INTERNAL') this.logger.log('error', 'frame handler failed', { client_id: this.clientId, error: String(e) });
+    if (err.code === 'INTERNAL') this.logger.log('error', 'frame handler failed', { error: String(e) });
     if (err.fatal) this.fatal(id, err);
     else this.sendError(id, err);
   }
@@ -238,7 +252,7 @@ export class Attachment {
 
   private fatal(id: string | null, err: BindingError): void {
     this.sendError(id, err);
-    this.conn.close(err.info.close, err.code);
+    this.conn.close(err.closeCode, err.code);
     this.onClose();
   }
 

@@ -2,10 +2,12 @@
 import * as v from 'valibot';
 import { BindingError } from '../errors.ts';
 
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
 export const ClientEnvelope = v.object({
   op: v.pipe(v.string(), v.minLength(1, 'op must be a non-empty string')),
   id: v.pipe(v.string('id must be a string'), v.minLength(1, 'id must be non-empty'), v.maxLength(128, 'id must be at most 128 characters')),
-  ts: v.string('ts must be an RFC 3339 timestamp string'),
+  ts: v.pipe(v.string('ts must be an RFC 3339 timestamp string'), v.regex(RFC3339, 'ts must be an RFC 3339 timestamp (e.g. 2026-05-09T14:30:00.000Z)')),
   sequence: v.optional(v.never('sequence is server-only: clients must not set it')),
   replay_from: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0)))),
   service_parameters: v.optional(v.record(v.string(), v.unknown())),
@@ -39,6 +41,8 @@ export function decodeClientFrame(text: string): { ok: true; frame: ClientEnvelo
   }
   const maybeId = (raw as { id?: unknown }).id;
   const id = typeof maybeId === 'string' && maybeId.length > 0 && maybeId.length <= 128 ? maybeId : null;
+  // valibot's record() accepts an array; the envelope's payload is an object.
+  if (Array.isArray((raw as { payload?: unknown }).payload)) return { ok: false, id, error: new BindingError('INVALID_REQUEST', 'payload must be a JSON object') };
   const r = v.safeParse(ClientEnvelope, raw);
   if (!r.success) return { ok: false, id, error: new BindingError('INVALID_REQUEST', describeIssue(r.issues[0])) };
   return { ok: true, frame: r.output };

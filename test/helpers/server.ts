@@ -11,6 +11,8 @@ export interface TestServer extends RunningServer {
   logs: string[];
   wsOrigin: string;
   attachUrl(sessionId: string): string;
+  /** POST /agents/{instance}/sessions with the dev token; throws unless 201. */
+  createSession(body?: Record<string, unknown>): Promise<{ session_id: string; attach_url: string }>;
   stop(): Promise<void>;
 }
 
@@ -21,12 +23,11 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
     { port: '0', 'state-dir': dir, ...flags },
   );
   const logs: string[] = [];
-  const logger: Logger = {
-    log: (level, msg, fields) => void logs.push(JSON.stringify({ level, msg, ...fields })),
-    child() {
-      return logger;
-    },
-  };
+  const collecting = (base: Record<string, unknown>): Logger => ({
+    log: (level, msg, fields) => void logs.push(JSON.stringify({ level, msg, ...base, ...fields })),
+    child: (fields) => collecting({ ...base, ...fields }),
+  });
+  const logger = collecting({});
   const server = await startServer(config, { createDefaultSession: true, logger });
   const wsOrigin = server.origin.replace(/^http/, 'ws');
   return {
@@ -35,6 +36,13 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
     logs,
     wsOrigin,
     attachUrl: (id) => `${wsOrigin}/agents/${config.instanceId}/sessions/${id}/attach`,
+    async createSession(body = {}) {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (server.devToken) headers.authorization = `Bearer ${server.devToken}`;
+      const res = await fetch(`${server.origin}/agents/${config.instanceId}/sessions`, { method: 'POST', headers, body: JSON.stringify(body) });
+      if (res.status !== 201) throw new Error(`create session: HTTP ${res.status} ${await res.text()}`);
+      return (await res.json()) as { session_id: string; attach_url: string };
+    },
     async stop() {
       await server.close();
       rmSync(dir, { recursive: true, force: true });
