@@ -1,0 +1,98 @@
+// A lean WebSocket client for measurements: counts and hashes bytes without keeping them.
+import { createHash, type Hash } from 'node:crypto';
+import WebSocket from 'ws';
+
+export interface Frame {
+  op: string;
+  id: string;
+  sequence: number;
+  payload: Record<string, unknown> & { kind?: string };
+}
+
+export class BenchClient {
+  bytes = 0;
+  firstByteAt = 0;
+  lastByteAt = 0;
+  hash: Hash = createHash('sha256');
+  private listeners: Array<(f: Frame | null, data: Buffer | null) => void> = [];
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      let out: Buffer | null = null;
+      let frame: Frame | null = null;
+      if (isBinary) out = data.subarray(13);
+      else {
+        frame = JSON.parse(data.toString()) as Frame;
+        if (frame.payload.kind === 'Output') out = Buffer.from(String(frame.payload.data), 'base64');
+      }
+      if (out) {
+        const now = performance.now();
+        if (this.bytes === 0) this.firstByteAt = now;
+        this.lastByteAt = now;
+        this.bytes += out.length;
+        this.hash.update(out);
+      }
+      for (const l of this.listeners) l(frame, out);
+    });
+  }
+
+  static async connect(url: string, token: string, binary: boolean): Promise<BenchClient> {
+    const ws = new WebSocket(url, [binary ? 'pty-ws.v1.binary' : 'pty-ws.v1'], { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    return new BenchClient(ws);
+  }
+
+  on(listener: (f: Frame | null, data: Buffer | null) => void): () => void {
+    this.listeners.push(listener);
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
+  }
+
+  send(op: string, payload: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): string {
+    const id = `${op}-${Math.random().toString(36).slice(2)}`;
+    this.ws.send(JSON.stringify({ op, id, ts: new Date().toISOString(), payload, ...extra }));
+    return id;
+  }
+
+  sendInput(data: Buffer, binary: boolean): void {
+    if (binary) this.ws.send(Buffer.concat([Buffer.from('PW1I'), data]));
+    else this.send('pty.session_input', { data: data.toString('base64') });
+  }
+
+  /** Resolves with the first frame matching; rejects after timeoutMs. */
+  waitFor(pred: (f: Frame) => boolean, timeoutMs = 30_000): Promise<Frame> {
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => {
+        off();
+        reject(new Error('timed out'));
+      }, timeoutMs);
+      const off = this.on((f) => {
+        if (f && pred(f)) {
+          clearTimeout(t);
+          off();
+          resolve(f);
+        }
+      });
+    });
+  }
+
+  async join(role: 'controller' | 'observer', extra: Record<string, unknown> = {}): Promise<void> {
+    const id = this.send('pty.join_session', { role }, extra);
+    await this.waitFor((f) => f.id === id && (f.payload.kind === 'Keyframe' || f.op === 'Error'));
+  }
+
+  resetCounters(): void {
+    this.bytes = 0;
+    this.firstByteAt = 0;
+    this.lastByteAt = 0;
+    this.hash = createHash('sha256');
+  }
+
+  close(): void {
+    this.ws.terminate();
+  }
+}

@@ -1,0 +1,76 @@
+// Starts the real router (which starts the real PTY host) as child processes in a temp dir.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const BIN = new URL('../../bin/pty-ws.js', import.meta.url).pathname;
+
+export interface BenchServer {
+  origin: string;
+  token: string;
+  dir: string;
+  router: ChildProcess;
+  attachUrl(sessionId: string): string;
+  createSession(body: Record<string, unknown>): Promise<string>;
+  getSession(id: string): Promise<Record<string, unknown>>;
+  /** Resident set size in bytes of the router and of the PTY host. */
+  rss(): { router: number; host: number };
+  stop(): Promise<void>;
+}
+
+export async function startBenchServer(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BenchServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'pty-ws-bench-'));
+  const router = spawn(process.execPath, [...nodeArgs, BIN, 'start', '--port', '0', '--state-dir', dir, '--log-level', 'warn'], {
+    env: { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  router.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  router.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const deadline = Date.now() + 20_000;
+  while (!/dev token:\s+(\S+)/.test(out)) {
+    if (Date.now() > deadline || router.exitCode !== null) throw new Error(`router did not start: ${err}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const origin = /listening on (http:\/\/\S+)/.exec(out)![1]!;
+  const token = /dev token:\s+(\S+)/.exec(out)![1]!;
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const hostPid = (): number | null => {
+    try {
+      const children = readFileSync(`/proc/${router.pid}/task/${router.pid}/children`, 'utf8').trim().split(/\s+/).map(Number);
+      return children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('pty/main.ts')) ?? null;
+    } catch {
+      return null;
+    }
+  };
+  const rssOf = (pid: number | null | undefined): number => {
+    if (!pid) return NaN;
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : NaN;
+  };
+  return {
+    origin,
+    token,
+    dir,
+    router,
+    attachUrl: (id) => `${origin.replace(/^http/, 'ws')}/agents/local/sessions/${id}/attach`,
+    async createSession(body) {
+      const res = await fetch(`${origin}/agents/local/sessions`, { method: 'POST', headers, body: JSON.stringify(body) });
+      if (res.status !== 201) throw new Error(`create session: ${res.status} ${await res.text()}`);
+      return ((await res.json()) as { session_id: string }).session_id;
+    },
+    async getSession(id) {
+      return (await (await fetch(`${origin}/agents/local/sessions/${id}`, { headers })).json()) as Record<string, unknown>;
+    },
+    rss: () => ({ router: rssOf(router.pid), host: rssOf(hostPid()) }),
+    async stop() {
+      const exited = new Promise((r) => router.once('exit', r));
+      router.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      if (router.exitCode === null) router.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,155 @@
+// `npm run bench`: figures from the real server, PTY host and libSQL file on loopback, each next to a
+// baseline measured in the same run. Prints a table and writes bench/results/<time>.json.
+// Knobs: BENCH_MB (payload size, default 200), BENCH_RUNS (default 3), BENCH_SESSIONS (default 1000),
+// BENCH_ONLY (comma list of figures: throughput,latency,fanout,replay,scale).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fanOut } from './figures/fanout.ts';
+import { nodePtyEcho, serverEcho } from './figures/latency.ts';
+import { replay } from './figures/replay.ts';
+import { scale } from './figures/scale.ts';
+import { throughput } from './figures/throughput.ts';
+import { startBenchServer } from './lib/server.ts';
+import type { Spread } from './lib/stats.ts';
+
+const MB = Number(process.env.BENCH_MB ?? 200);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'throughput,latency,fanout,replay,scale').split(','));
+const LIMITS = { PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '100000', PTY_WS_MAX_CONNECTIONS_PER_INSTANCE: '100000', PTY_WS_MAX_OBSERVERS: '200' };
+
+interface Row {
+  figure: string;
+  value: string;
+  baseline: string;
+  ratio: string;
+  target: string;
+  verdict: string;
+}
+const rows: Row[] = [];
+const results: Record<string, unknown> = {};
+const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
+const sp = (s: Spread, unit: string, fmt = f1) => `${fmt(s.median)} ${unit} (${fmt(s.min)}–${fmt(s.max)})`;
+const verdict = (ok: boolean) => (ok ? 'meets' : 'MISSES target');
+
+function row(figure: string, value: string, baseline: string, ratio: number | null, target: string, ok: boolean | null): void {
+  rows.push({ figure, value, baseline, ratio: ratio === null ? '' : `${f2(ratio)}×`, target, verdict: ok === null ? '' : verdict(ok) });
+}
+
+function printTable(): void {
+  const cols: Array<keyof Row> = ['figure', 'value', 'baseline', 'ratio', 'target', 'verdict'];
+  const width = (c: keyof Row) => Math.max(c.length, ...rows.map((r) => r[c].length));
+  const line = (r: Record<keyof Row, string>) => cols.map((c) => r[c].padEnd(width(c))).join(' │ ');
+  console.log(line({ figure: 'figure', value: 'value (median, min–max)', baseline: 'same-run baseline', ratio: 'ratio', target: 'target', verdict: '' }));
+  console.log(cols.map((c) => '─'.repeat(width(c))).join('─┼─'));
+  for (const r of rows) console.log(line(r));
+}
+
+async function main(): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'pty-ws-bench-data-'));
+  const started = new Date();
+  console.log(`pty-ws bench — ${started.toISOString()} — ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
+  try {
+    if (ONLY.has('throughput') || ONLY.has('fanout')) {
+      const file = join(work, 'payload.b64');
+      execFileSync('/bin/sh', ['-c', `head -c ${Math.round((MB * 1e6 * 3) / 4)} /dev/urandom | base64 -w 0 > ${file}`]);
+      const size = statSync(file).size;
+      if (ONLY.has('throughput')) {
+        console.log(`figure 1/5: ${(size / 1e6).toFixed(0)} MB of base64 through a PTY, ${RUNS} runs each …`);
+        const t = await throughput(file, size, RUNS);
+        results.throughput = t;
+        const base = t.baseline.median;
+        row('1 output, binary (PW1O)', sp(t.binary, 'MB/s'), sp(t.baseline, 'MB/s'), t.binary.median / base, '≥ 0.8× (stretch 0.9×)', t.binary.median / base >= 0.8);
+        row('1 output, JSON/base64', sp(t.json, 'MB/s'), sp(t.baseline, 'MB/s'), t.json.median / base, '≥ 0.5×', t.json.median / base >= 0.5);
+        row('1 output, binary, keyframe cadence off', sp(t.binaryNoCadence, 'MB/s'), sp(t.baseline, 'MB/s'), t.binaryNoCadence.median / base, 'keyframes on ≥ 0.7× (row 1)', null);
+        row('1 bytes verified (sha256, all runs)', t.allVerified ? 'yes' : 'NO', '', null, 'yes', t.allVerified);
+        row('5 log rows committed', sp(t.rowsPerSec, 'rows/s', (n) => n.toFixed(0)), '', null, '', null);
+        row('5 log bytes committed', sp(t.logMBps, 'MB/s'), '', null, '', null);
+        row('5 durability delay after last byte', sp(t.durabilityDelayMs, 'ms'), '', null, '', null);
+      }
+      if (ONLY.has('fanout')) {
+        const fanSize = Math.min(size, 20e6);
+        const fanFile = join(work, 'fan.b64');
+        execFileSync('/bin/sh', ['-c', `head -c ${fanSize} ${file} > ${fanFile}`]);
+        console.log('figure 3: fan-out …');
+        const server = await startBenchServer(LIMITS);
+        try {
+          const one = await fanOut(server, fanFile, fanSize, 1);
+          results.fanout = { one };
+          for (const n of [10, 32]) {
+            const f = await fanOut(server, fanFile, fanSize, n);
+            const echo = await serverEcho(server, 200, 20, n);
+            (results.fanout as Record<string, unknown>)[`observers${n}`] = { ...f, echo };
+            row(`3 fan-out ${n} observers, per observer`, `${f1(f.perObserverMBps)} MB/s (slowest ${f1(f.slowestObserverMBps)})${f.allComplete ? '' : ', some lagged'}`, `${f1(one.perObserverMBps)} MB/s (1 observer)`, f.perObserverMBps / one.perObserverMBps, '≥ 0.5×', f.perObserverMBps / one.perObserverMBps >= 0.5);
+            row(`3 fan-out ${n} observers, echo p99 seen by all`, `${f2(echo.observers!.p99)} ms (p50 ${f2(echo.observers!.p50)})`, `${f2(echo.controller.p99)} ms (controller)`, echo.observers!.p99 / echo.controller.p99, '≤ 5 ms', echo.observers!.p99 <= 5);
+          }
+        } finally {
+          await server.stop();
+        }
+      }
+    }
+    if (ONLY.has('latency')) {
+      console.log('figure 2: echo latency …');
+      const base = await nodePtyEcho(1000, 100);
+      const server = await startBenchServer(LIMITS);
+      try {
+        const bin = await serverEcho(server, 1000, 100, 0, true);
+        const json = await serverEcho(server, 1000, 100, 0, false);
+        results.latency = { nodePty: base, binary: bin.controller, json: json.controller };
+        row('2 echo latency, binary', `p50 ${f2(bin.controller.p50)} / p90 ${f2(bin.controller.p90)} / p99 ${f2(bin.controller.p99)} ms`, `p50 ${f2(base.p50)} / p99 ${f2(base.p99)} ms`, bin.controller.p99 / base.p99, 'p99 ≤ 2 ms', bin.controller.p99 <= 2);
+        row('2 echo latency, JSON', `p50 ${f2(json.controller.p50)} / p90 ${f2(json.controller.p90)} / p99 ${f2(json.controller.p99)} ms`, `p50 ${f2(base.p50)} / p99 ${f2(base.p99)} ms`, json.controller.p99 / base.p99, 'p99 ≤ 2 ms', json.controller.p99 <= 2);
+      } finally {
+        await server.stop();
+      }
+    }
+    if (ONLY.has('replay')) {
+      console.log('figure 4: replay …');
+      const server = await startBenchServer({ ...LIMITS, PTY_WS_REPLAY_BUFFER_FRAMES: '1000000' });
+      try {
+        const small = await replay(server, 2000, RUNS * 3);
+        const big = await replay(server, 100_000, RUNS * 3);
+        results.replay = { small, big };
+        for (const r of [small, big]) {
+          row(`4 replay 1000 frames → Keyframe (${r.retained} retained)`, sp(r.replay1000, 'ms'), `${sp(r.joinWithoutReplay, 'ms')} (join, no replay)`, r.replay1000.median / r.joinWithoutReplay.median, '≤ 50 ms', r.replay1000.median <= 50);
+        }
+      } finally {
+        await server.stop();
+      }
+    }
+    if (ONLY.has('scale')) {
+      console.log(`figure 6: ${SESSIONS} idle sessions …`);
+      const server = await startBenchServer(LIMITS);
+      try {
+        const s = await scale(server, SESSIONS, 100);
+        results.scale = s;
+        const mb = (b: number) => `${(b / 2 ** 20).toFixed(2)} MiB`;
+        row('6 RSS per idle session (router + host)', `${mb(s.perIdleSessionBytes)} (router ${mb(s.perIdleSessionRouterBytes)}, host ${mb(s.perIdleSessionHostBytes)})`, `${mb(s.rssBaseline.router)} router, ${mb(s.rssBaseline.host)} host at start`, null, '≤ 5 MB', s.perIdleSessionBytes <= 5e6);
+        row('6 RSS per attached client (router)', mb(s.perClientBytes), '', null, '', null);
+        row('6 create a session (REST)', sp(s.createMs, 'ms', f2), '', null, '', null);
+        row('6 attach + join (first join spawns)', sp(s.attachMs, 'ms', f2), '', null, '', null);
+      } finally {
+        await server.stop();
+      }
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  console.log('');
+  printTable();
+  const dir = new URL('./results/', import.meta.url).pathname;
+  mkdirSync(dir, { recursive: true });
+  const out = join(dir, `${started.toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(out, JSON.stringify({ started, machine: { cpus: cpus().length, model: cpus()[0]?.model, memory: totalmem() }, node: process.version, mb: MB, runs: RUNS, rows, results }, null, 2));
+  console.log(`\nresults: ${out}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
