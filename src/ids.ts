@@ -2,9 +2,24 @@
 
 const hex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 
+/**
+ * Random bytes drawn from the CSPRNG in blocks: one getRandomValues per 4096 ids instead of one per
+ * frame on the output path. The pool lives with the function, like the CSPRNG itself.
+ */
+const randomPool = { bytes: new Uint8Array(0), at: 0 };
+
+function random16(): Uint8Array {
+  if (randomPool.at + 16 > randomPool.bytes.length) {
+    randomPool.bytes = crypto.getRandomValues(new Uint8Array(16 * 4096));
+    randomPool.at = 0;
+  }
+  const b = randomPool.bytes.slice(randomPool.at, randomPool.at + 16);
+  randomPool.at += 16;
+  return b;
+}
+
 export function uuidv7(nowMs: number = Date.now()): string {
-  const b = new Uint8Array(16);
-  crypto.getRandomValues(b);
+  const b = random16();
   let ts = Math.floor(nowMs);
   for (let i = 5; i >= 0; i--) {
     b[i] = ts % 256;

@@ -136,6 +136,35 @@ export interface Store {
   close(): Promise<void>;
 }
 
+// ---------------------------------------------------------------- screen model
+
+export interface ScreenSnapshot {
+  /** vt100-screen-state-v1: the escape-sequence stream that repaints the screen. */
+  snapshot: string;
+  cols: number;
+  rows: number;
+  /** Sequence of the latest Output/Resize folded in. */
+  anchor: number;
+}
+
+/** A terminal emulator fed every Output byte of one session, in order. */
+export interface Screen {
+  write(data: Uint8Array, sequence: number): void;
+  resize(cols: number, rows: number, sequence: number): void;
+  /** The state after everything written so far (later writes are not in it); waits for the parser. */
+  snapshot(): Promise<ScreenSnapshot>;
+  /**
+   * The state the parser has reached now, at a chunk boundary, without waiting for the bytes still
+   * queued: its anchor may be older than the last write.
+   */
+  snapshotNow(): Promise<ScreenSnapshot>;
+  /** Bytes written but not parsed yet: how far the emulator lags behind the output. */
+  backlog(): number;
+  dispose(): void;
+}
+
+export type ScreenFactory = (cols: number, rows: number) => Screen;
+
 // ---------------------------------------------------------------- client transport
 
 /** One accepted WebSocket, as the session core sees it. Sends are best-effort and never throw. */

@@ -1,5 +1,5 @@
 import type { Config } from '../config.ts';
-import type { Clock, Logger, PtyHost, Store } from '../ports.ts';
+import type { Clock, Logger, PtyHost, ScreenFactory, Store } from '../ports.ts';
 import type { OpHandler } from './attachment.ts';
 import type { SessionHostCaps } from './session-host.ts';
 
@@ -11,6 +11,8 @@ export interface HubDeps {
   clock: Clock;
   logger: Logger;
   sessionHost: SessionHostCaps;
+  /** Makes the terminal emulator of a session (in this thread, or in a worker). */
+  screens: ScreenFactory;
   /** Operations beyond the built-in PTY verbs (e.g. the A2A task operations), by `op`. */
   ops?: Record<string, OpHandler>;
 }

@@ -6,10 +6,10 @@ import { encodeOutputFrame } from '../protocol/binary.ts';
 import { PTY_FRAME_OP, ptyPayload, serverFrame, type PtyFrameKind } from '../protocol/frames.ts';
 import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
 import { SNAPSHOT_FORMAT } from '../protocol/uris.ts';
-import type { PtyExit, SessionRecord } from '../ports.ts';
+import type { PtyExit, Screen, ScreenSnapshot, SessionRecord } from '../ports.ts';
 import { assignRole, changeRole, type RoleDecision } from './roles.ts';
 import { KeyframeCadence } from './keyframe-cadence.ts';
-import { ScreenModel, type ScreenSnapshot } from './screen.ts';
+import { PtyEventQueue } from './pty-events.ts';
 import { buildSpawnSpec, selectBackend } from './session-host.ts';
 import type { HubDeps } from './deps.ts';
 import type { Member } from './member.ts';
@@ -21,6 +21,9 @@ export interface LogFrame {
   output?: Uint8Array;
 }
 
+/** Output coalesced in one event-loop turn is cut into frames of at most this size. */
+const MAX_OUTPUT_FRAME_BYTES = 64 * 1024;
+
 export type CloseReason = 'normal' | 'killed' | 'timeout' | 'instance_terminated' | 'error';
 
 export class LiveSession {
@@ -28,13 +31,13 @@ export class LiveSession {
   private record: SessionRecord;
   private sequence: number;
   private readonly members = new Map<string, Member>();
-  private screen: ScreenModel | null = null;
+  private screen: Screen | null = null;
   private starting: Promise<void> | null = null;
   private fresh = true;
   private killedOnPurpose = false;
   private readonly cadence: KeyframeCadence;
-  /** While a periodic Keyframe is being cut, PTY events wait here so its anchor is exact. */
-  private deferred: Array<() => void> | null = null;
+  private readonly events: PtyEventQueue;
+  private cutting = false;
   private framesSincePrune = 0;
   private pruning = false;
 
@@ -48,8 +51,9 @@ export class LiveSession {
     this.sequence = lastSequence;
     // A session that was already running when this router came up (adopted from the PTY host):
     // its screen can only be rebuilt from what it prints from now on.
-    if (record.state === 'running') this.screen = new ScreenModel(record.cols, record.rows);
+    if (record.state === 'running') this.screen = deps.screens(record.cols, record.rows);
     this.cadence = new KeyframeCadence(deps.config.keyframeIntervalFrames, deps.config.keyframeIntervalSeconds, () => this.cutKeyframe());
+    this.events = new PtyEventQueue((data) => this.emitOutput(data), MAX_OUTPUT_FRAME_BYTES);
   }
 
   get currentSequence(): number {
@@ -189,7 +193,7 @@ export class LiveSession {
     this.requireController(member, 'resize');
     this.requireRunning();
     this.deps.pty.resize(this.id, cols, rows);
-    this.inOrder(() => {
+    this.events.event(() => {
       const frame = this.emit('Resize', { cols, rows });
       this.screen?.resize(cols, rows, frame.sequence);
     });
@@ -200,15 +204,11 @@ export class LiveSession {
   // ------------------------------------------------------------------ PTY events
 
   onOutput(data: Uint8Array): void {
-    this.inOrder(() => {
-      const frame = this.emit('Output', { stream: 'stdout', data: bytesToBase64(data) }, data);
-      this.screen?.write(data, frame.sequence);
-      this.cadence.onOutput();
-    });
+    this.events.output(data);
   }
 
   onExit(exit: PtyExit): void {
-    this.inOrder(() => {
+    this.events.event(() => {
       const signalled = exit.signal !== null && exit.signal !== 0;
       const reason: CloseReason = this.killedOnPurpose || signalled ? 'killed' : 'normal';
       this.end(reason, signalled ? null : exit.exitCode, signalled ? `signal ${exit.signal}` : undefined);
@@ -217,7 +217,9 @@ export class LiveSession {
 
   /** The PTY host went away or the server is stopping: the process is gone for us. */
   terminate(reason: CloseReason, detail: string): void {
-    if (this.record.state === 'running') this.end(reason, null, detail);
+    if (this.record.state !== 'running') return;
+    this.events.drain();
+    this.end(reason, null, detail);
   }
 
   kill(): void {
@@ -249,10 +251,11 @@ export class LiveSession {
     const rows = size?.rows ?? this.record.rows;
     const spec = buildSpawnSpec(this.record, req, cols, rows, { defaultShell: config.defaultShell, defaultCwd: config.defaultCwd, baseEnv: config.sessionBaseEnv });
     // The screen exists before the process does, so the first bytes it prints are folded in.
-    this.screen = new ScreenModel(cols, rows);
+    this.screen = this.deps.screens(cols, rows);
     try {
       await pty.spawn(spec);
     } catch (e) {
+      this.screen.dispose();
       this.screen = null;
       const err = e as { code?: string; message?: string };
       throw new BindingError('INVALID_REQUEST', `could not start the session's process: ${err.message ?? String(e)}`, {
@@ -274,30 +277,35 @@ export class LiveSession {
     this.members.clear();
   }
 
-  /** Runs a PTY event now, or after the Keyframe being cut, so events keep their order. */
-  private inOrder(event: () => void): void {
-    if (this.deferred) this.deferred.push(event);
-    else event();
+  private emitOutput(data: Uint8Array): void {
+    if (this.ended) return;
+    const frame = this.emit('Output', { stream: 'stdout', data: bytesToBase64(data) }, data);
+    this.screen?.write(data, frame.sequence);
+    this.cadence.onOutput();
   }
 
-  /** A periodic Keyframe: a log frame whose anchor is the last Output before it. */
+  /**
+   * A periodic Keyframe, logged right where the cadence says. It holds PTY events only for the
+   * emulator's answer, not until the emulator has caught up: its anchor is the last frame the
+   * emulator had parsed, which may be older than the Output frames before it.
+   */
   private cutKeyframe(): void {
     const screen = this.screen;
-    if (!screen || this.deferred || this.ended) return;
-    const deferred: Array<() => void> = [];
-    this.deferred = deferred;
-    void screen.snapshot().then((snap) => {
-      this.deferred = null;
-      if (!this.ended) this.emit('Keyframe', this.keyframePayload(snap));
-      for (let i = 0; i < deferred.length; i++) {
-        // A deferred Output may spend the budget again: the rest waits for that Keyframe.
-        if (this.deferred) {
-          (this.deferred as Array<() => void>).push(...deferred.slice(i));
-          return;
-        }
-        deferred[i]!();
-      }
-    });
+    if (!screen || this.cutting || this.ended) return;
+    this.cutting = true;
+    this.events.hold();
+    screen.snapshotNow().then(
+      (snap) => {
+        this.cutting = false;
+        if (!this.ended) this.emit('Keyframe', this.keyframePayload(snap));
+        this.events.release();
+      },
+      (e: unknown) => {
+        this.cutting = false;
+        this.deps.logger.log('error', 'keyframe failed', { session: this.id, error: String(e) });
+        this.events.release();
+      },
+    );
   }
 
   private emit(kind: PtyFrameKind, fields: Record<string, unknown>, output?: Uint8Array): LogFrame {

@@ -1,21 +1,18 @@
 // A server-side terminal emulator that folds every Output byte in, to cut vt100-screen-state-v1 snapshots.
+// This one runs in the calling thread; the Node adapter runs the same class in a worker thread.
 import xterm from '@xterm/headless';
 import serialize from '@xterm/addon-serialize';
-
-export interface ScreenSnapshot {
-  snapshot: string;
-  cols: number;
-  rows: number;
-  /** Sequence of the latest Output/Resize folded in. */
-  anchor: number;
-}
+import type { Screen, ScreenFactory, ScreenSnapshot } from '../ports.ts';
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
 
-export class ScreenModel {
+export class ScreenModel implements Screen {
   private readonly term: Terminal;
   private readonly ser: InstanceType<typeof serialize.SerializeAddon>;
   private anchor = 0;
+  /** Anchor of the last chunk the parser finished. */
+  private parsedAnchor = 0;
+  private pending = 0;
 
   constructor(cols: number, rows: number) {
     this.term = new xterm.Terminal({ cols, rows, scrollback: 0, allowProposedApi: true });
@@ -23,13 +20,23 @@ export class ScreenModel {
     this.term.loadAddon(this.ser as unknown as Parameters<Terminal['loadAddon']>[0]);
   }
 
-  write(data: Uint8Array, sequence: number): void {
-    this.term.write(data);
+  /** `parsed` runs once these bytes are folded in. */
+  write(data: Uint8Array, sequence: number, parsed?: () => void): void {
+    this.pending += data.byteLength;
+    this.term.write(data, () => {
+      this.pending -= data.byteLength;
+      this.parsedAnchor = sequence;
+      parsed?.();
+    });
     this.anchor = sequence;
   }
 
   resize(cols: number, rows: number, sequence: number): void {
-    this.term.resize(cols, rows);
+    // In the write queue, so bytes printed before the resize are parsed at the old size.
+    this.term.write('', () => {
+      this.term.resize(cols, rows);
+      this.parsedAnchor = sequence;
+    });
     this.anchor = sequence;
   }
 
@@ -46,4 +53,22 @@ export class ScreenModel {
     });
   }
 
+  /**
+   * xterm parses in time slices and only yields between chunks, so outside its callbacks the
+   * terminal is always at a chunk boundary: the one whose anchor `parsedAnchor` holds.
+   */
+  snapshotNow(): Promise<ScreenSnapshot> {
+    return Promise.resolve({ snapshot: this.ser.serialize(), cols: this.term.cols, rows: this.term.rows, anchor: this.parsedAnchor });
+  }
+
+  backlog(): number {
+    return this.pending;
+  }
+
+  dispose(): void {
+    // Pending writes and snapshots finish first: dispose only after them.
+    this.term.write('', () => this.term.dispose());
+  }
 }
+
+export const inProcessScreens: ScreenFactory = (cols, rows) => new ScreenModel(cols, rows);

@@ -16,6 +16,7 @@ import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, SessionRecord } from '../../ports.ts';
 import { jsonLogger } from './logger.ts';
 import { ensurePtyHost } from './pty-host-client.ts';
+import { WorkerScreens } from './worker-screens.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
 
 export interface RunningServer {
@@ -46,7 +47,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     throw e;
   });
 
-  const hub = new SessionHub({ config, store, pty: ptyHandle.host, clock: { now: Date.now }, logger, sessionHost: NATIVE_ONLY });
+  const screens = new WorkerScreens(logger);
+  const hub = new SessionHub({ config, store, pty: ptyHandle.host, clock: { now: Date.now }, logger, sessionHost: NATIVE_ONLY, screens: (cols, rows) => screens.create(cols, rows) });
   await hub.start();
 
   const keepalive = { pingIntervalMs: config.pingIntervalMs, pongTimeoutMs: config.pongTimeoutMs };
@@ -104,6 +106,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       if ('closeAllConnections' in server) server.closeAllConnections();
       await store.close();
       await ptyHandle.stop();
+      await screens.close();
     })());
 
   return { port, origin, devToken, defaultSession, hub, close };

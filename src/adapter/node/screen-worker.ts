@@ -1,0 +1,33 @@
+// The worker thread that runs every session's terminal emulator, off the router's output path.
+import { parentPort } from 'node:worker_threads';
+import { ScreenModel } from '../../hub/screen.ts';
+import type { ToWorker } from './worker-screens.ts';
+
+function serve(port: NonNullable<typeof parentPort>): void {
+  const screens = new Map<number, ScreenModel>();
+  port.on('message', (m: ToWorker) => {
+    switch (m.t) {
+      case 'create':
+        screens.set(m.id, new ScreenModel(m.cols, m.rows));
+        break;
+      case 'write':
+        screens.get(m.id)?.write(m.data, m.seq, () => port.postMessage({ t: 'parsed', id: m.id, bytes: m.data.byteLength }));
+        break;
+      case 'resize':
+        screens.get(m.id)?.resize(m.cols, m.rows, m.seq);
+        break;
+      case 'snapshot': {
+        const screen = screens.get(m.id);
+        if (!screen) port.postMessage({ t: 'snapshot', req: m.req, error: 'no such screen' });
+        else void (m.now ? screen.snapshotNow() : screen.snapshot()).then((snap) => port.postMessage({ t: 'snapshot', req: m.req, snap }));
+        break;
+      }
+      case 'dispose':
+        screens.get(m.id)?.dispose();
+        screens.delete(m.id);
+        break;
+    }
+  });
+}
+
+if (parentPort) serve(parentPort);

@@ -1,0 +1,89 @@
+// Terminal emulators in one worker thread: the router's main thread only copies bytes to it.
+// @xterm/headless parses at roughly half the rate a PTY can print, so on the main thread it would
+// cap the output path; here it lags and catches up, and a snapshot waits for it.
+import { Worker } from 'node:worker_threads';
+import type { Logger, Screen, ScreenSnapshot } from '../../ports.ts';
+
+export type ToWorker =
+  | { t: 'create'; id: number; cols: number; rows: number }
+  | { t: 'write'; id: number; data: Uint8Array; seq: number }
+  | { t: 'resize'; id: number; cols: number; rows: number; seq: number }
+  | { t: 'snapshot'; id: number; req: number; now: boolean }
+  | { t: 'dispose'; id: number };
+
+type FromWorker = { t: 'parsed'; id: number; bytes: number } | { t: 'snapshot'; req: number; snap?: ScreenSnapshot; error?: string };
+
+interface Waiter {
+  resolve(s: ScreenSnapshot): void;
+  reject(e: Error): void;
+}
+
+export class WorkerScreens {
+  private readonly worker: Worker;
+  private nextId = 1;
+  private nextReq = 1;
+  private readonly waiters = new Map<number, Waiter>();
+  private readonly backlog = new Map<number, number>();
+
+  constructor(private readonly logger: Logger) {
+    this.worker = new Worker(new URL('./screen-worker-boot.mjs', import.meta.url));
+    this.worker.unref();
+    this.worker.on('message', (m: FromWorker) => this.onMessage(m));
+    this.worker.on('error', (e) => {
+      this.logger.log('error', 'screen worker failed', { error: String(e) });
+      for (const w of this.waiters.values()) w.reject(e);
+      this.waiters.clear();
+    });
+  }
+
+  create(cols: number, rows: number): Screen {
+    const id = this.nextId++;
+    this.backlog.set(id, 0);
+    this.post({ t: 'create', id, cols, rows });
+    return {
+      write: (data, seq) => {
+        // A copy of exactly these bytes, transferred: cloning a view would copy its whole buffer.
+        const copy = data.slice();
+        this.backlog.set(id, (this.backlog.get(id) ?? 0) + copy.byteLength);
+        this.worker.postMessage({ t: 'write', id, data: copy, seq } satisfies ToWorker, [copy.buffer]);
+      },
+      resize: (cols, rows, seq) => this.post({ t: 'resize', id, cols, rows, seq }),
+      snapshot: () => this.snapshot(id, false),
+      snapshotNow: () => this.snapshot(id, true),
+      backlog: () => this.backlog.get(id) ?? 0,
+      dispose: () => {
+        this.backlog.delete(id);
+        this.post({ t: 'dispose', id });
+      },
+    };
+  }
+
+  private snapshot(id: number, now: boolean): Promise<ScreenSnapshot> {
+    return new Promise<ScreenSnapshot>((resolve, reject) => {
+      const req = this.nextReq++;
+      this.waiters.set(req, { resolve, reject });
+      this.post({ t: 'snapshot', id, req, now });
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
+
+  private post(m: ToWorker): void {
+    this.worker.postMessage(m);
+  }
+
+  private onMessage(m: FromWorker): void {
+    if (m.t === 'parsed') {
+      const left = this.backlog.get(m.id);
+      if (left !== undefined) this.backlog.set(m.id, left - m.bytes);
+      return;
+    }
+    const waiter = this.waiters.get(m.req);
+    this.waiters.delete(m.req);
+    if (!waiter) return;
+    if (m.snap) waiter.resolve(m.snap);
+    else waiter.reject(new Error(m.error ?? 'snapshot failed'));
+  }
+}
