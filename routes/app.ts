@@ -4,13 +4,25 @@ import { restError } from '../src/errors.ts';
 import { agentCard } from './agent-card.ts';
 import { attachHandler } from './attach.ts';
 import type { AppDeps } from './deps.ts';
-import { publicOrigins } from './request.ts';
+import { bearerFromHeader, publicOrigins } from './request.ts';
+import { hasScope } from '../src/auth/principal.ts';
 import { sessionRoutes } from './sessions.ts';
 
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
 
-  app.get('/healthz', async (c) => ((await deps.ready()) ? c.json({ status: 'ok' }) : c.json({ status: 'unavailable' }, 503)));
+  // Alive: the process serves HTTP (it only starts once the database and PTY host answered).
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    const problems = await deps.ready();
+    return problems.length === 0 ? c.json({ status: 'ready' }) : c.json({ status: 'unavailable', problems }, 503);
+  });
+  app.get('/metrics', async (c) => {
+    const principal = await deps.auth.authenticate(bearerFromHeader(c)).catch(() => null);
+    if (!principal || !hasScope(principal, 'pty:observe')) return c.json(restError('UNAUTHENTICATED', 'metrics need a bearer with pty:observe'), 401);
+    const { contentType, body } = await deps.renderMetrics();
+    return c.body(body, 200, { 'content-type': contentType });
+  });
   app.get('/.well-known/agent-card.json', (c) => c.json(agentCard(deps.config, publicOrigins(c), deps.auth.enforced, deps.hub.supportedOperations())));
   app.get('/agents/:instance_id/sessions/:session_id/attach', attachHandler(deps));
   app.route('/agents/:instance_id/sessions', sessionRoutes(deps));

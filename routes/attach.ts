@@ -9,6 +9,15 @@ import { bearerFromHeader, hasTokenInQuery } from './request.ts';
 
 export function attachHandler(deps: AppDeps) {
   const { config, store, hub, auth } = deps;
+  const { metrics } = hub.deps;
+  const count = (kind: string, bytes: number) => {
+    metrics.inc('frames_in_total', { kind });
+    metrics.inc('bytes_in_total', { kind }, bytes);
+  };
+  const refuse = (c: Context, status: number, body: unknown) => {
+    metrics.inc('upgrade_rejections_total', { status: String(status) });
+    return c.json(body, status as 400);
+  };
 
   return async (c: Context) => {
     try {
@@ -17,7 +26,7 @@ export function attachHandler(deps: AppDeps) {
       const instanceId = c.req.param('instance_id');
       const sessionId = c.req.param('session_id') ?? '';
       const record = instanceId === config.instanceId ? await store.getSession(instanceId, sessionId) : undefined;
-      if (!record) return c.json(restError('not_found', `unknown session ${sessionId}`), 404);
+      if (!record) return refuse(c, 404, restError('not_found', `unknown session ${sessionId}`));
 
       const negotiated = negotiate(c.req.header('sec-websocket-protocol'), auth.enforced || config.production);
       const principal = await auth.authenticate(bearerFromHeader(c) ?? negotiated.bearer);
@@ -31,9 +40,15 @@ export function attachHandler(deps: AppDeps) {
         },
         onMessage: (evt: MessageEvent, _ws: WSContext) => {
           const data: unknown = evt.data;
-          if (typeof data === 'string') attachment?.onText(data);
-          else if (data instanceof ArrayBuffer) attachment?.onBinary(new Uint8Array(data));
-          else if (ArrayBuffer.isView(data)) attachment?.onBinary(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+          if (typeof data === 'string') {
+            count('text', data.length);
+            attachment?.onText(data);
+            return;
+          }
+          const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : null;
+          if (!bytes) return;
+          count('binary', bytes.byteLength);
+          attachment?.onBinary(bytes);
         },
         onClose: () => {
           wrapped?.dispose();
@@ -46,7 +61,7 @@ export function attachHandler(deps: AppDeps) {
       });
     } catch (e) {
       const err = toBindingError(e);
-      return c.json(restError(err.code, err.message), err.info.http as 400);
+      return refuse(c, err.info.http, restError(err.code, err.message));
     }
   };
 }

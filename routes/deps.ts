@@ -13,6 +13,8 @@ export interface AppDeps {
   upgradeWebSocket: UpgradeWebSocket;
   /** The adapter's view of an accepted socket; `onStale` runs when keepalive gives up on it. */
   wrapSocket(ws: WSContext, binary: boolean, onStale: () => void): ClientConnection & { dispose(): void };
-  /** True once the database and the PTY host answer. */
-  ready(): Promise<boolean>;
+  /** What keeps the server from serving: empty once the database and the PTY host answer. */
+  ready(): Promise<string[]>;
+  /** The metrics exposition (Prometheus text on Node). */
+  renderMetrics(): Promise<{ contentType: string; body: string }>;
 }

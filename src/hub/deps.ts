@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import type { Metrics } from '../metrics.ts';
 import type { Clock, Logger, PtyHost, ScreenFactory, Store } from '../ports.ts';
 import type { OpHandler } from './attachment.ts';
 import type { SessionHostCaps } from './session-host.ts';
@@ -13,6 +14,7 @@ export interface HubDeps {
   sessionHost: SessionHostCaps;
   /** Makes the terminal emulator of a session (in this thread, or in a worker). */
   screens: ScreenFactory;
+  metrics: Metrics;
   /** Operations beyond the built-in PTY verbs (e.g. the A2A task operations), by `op`. */
   ops?: Record<string, OpHandler>;
 }

@@ -2,6 +2,7 @@
 import type { Principal } from '../auth/principal.ts';
 import { hasScope } from '../auth/principal.ts';
 import type { ClientConnection, SessionRecord } from '../ports.ts';
+import type { HubStats } from '../metrics.ts';
 import { A2A_CORE_OPERATIONS } from '../protocol/hello.ts';
 import { Attachment } from './attachment.ts';
 import type { HubDeps } from './deps.ts';
@@ -67,6 +68,25 @@ export class SessionHub {
   supportedOperations(): string[] {
     const ops = this.deps.ops ?? {};
     return A2A_CORE_OPERATIONS.filter((op) => Object.hasOwn(ops, op));
+  }
+
+  /** Sessions by state and backend, joined clients by role: read when metrics are scraped. */
+  async stats(): Promise<HubStats> {
+    const sessions = new Map<string, { state: string; backend: string; count: number }>();
+    for (const rec of await this.deps.store.listSessions(this.deps.config.instanceId)) {
+      const state = this.live.get(rec.id)?.state ?? rec.state;
+      const key = `${state}/${rec.backend}`;
+      const entry = sessions.get(key) ?? { state, backend: rec.backend, count: 0 };
+      entry.count++;
+      sessions.set(key, entry);
+    }
+    const roles = new Map<string, number>();
+    for (const s of this.live.values()) {
+      const m = s.membership();
+      roles.set('controller', (roles.get('controller') ?? 0) + m.controllers.length);
+      roles.set('observer', (roles.get('observer') ?? 0) + m.observers.length);
+    }
+    return { sessions: [...sessions.values()], clients: [...roles].map(([role, count]) => ({ role, count })) };
   }
 
   mayControl(p: Principal): boolean {

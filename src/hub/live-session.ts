@@ -106,7 +106,7 @@ export class LiveSession {
     member.sendUnicast(this.roleFrame(member, decision, requestId));
 
     const joined = this.emit('MembershipChanged', this.membership());
-    const screen = this.screen!.snapshot();
+    const screen = this.timedSnapshot('join', this.screen!);
     const replay = replayFrom === null || replayFrom === undefined ? null : await this.replay(member, replayFrom, joined.sequence, requestId);
     const snap = await screen;
     member.release(replay ?? [joined], this.unicast('Keyframe', requestId, this.keyframePayload(snap), joined.sequence));
@@ -119,7 +119,7 @@ export class LiveSession {
     member.sendUnicast(this.roleFrame(member, { role: 'observer', downgraded: false, reason: 'the session has ended' }, requestId));
     let frames = replayFrom === null || replayFrom === undefined ? null : await this.replay(member, replayFrom, last, requestId);
     frames ??= (await this.deps.store.readLog(this.id, last - 1)).map((e) => ({ sequence: e.sequence, json: e.frame }));
-    const keyframe = this.screen ? this.unicast('Keyframe', requestId, this.keyframePayload(await this.screen.snapshot()), last) : null;
+    const keyframe = this.screen ? this.unicast('Keyframe', requestId, this.keyframePayload(await this.timedSnapshot('join', this.screen)), last) : null;
     member.release(frames, keyframe);
     member.goodbye('session_closed');
   }
@@ -127,7 +127,9 @@ export class LiveSession {
   /** Log frames in (replayFrom, upTo], or null after telling the member REPLAY_OUT_OF_RANGE (DECISIONS §4). */
   private async replay(member: Member, replayFrom: number, upTo: number, requestId: string): Promise<LogFrame[] | null> {
     const oldest = await this.deps.store.oldestSequence(this.id);
-    if (replayFrom > upTo || (oldest !== null && replayFrom < oldest - 1)) {
+    const outOfRange = replayFrom > upTo || (oldest !== null && replayFrom < oldest - 1);
+    this.deps.metrics.inc('replay_requests_total', { result: outOfRange ? 'out_of_range' : 'ok' });
+    if (outOfRange) {
       const message = `replay_from ${replayFrom} is outside the retained log (oldest retained sequence ${oldest ?? 'none'}, current ${upTo})`;
       const err = new BindingError('REPLAY_OUT_OF_RANGE', message, {
         metadata: { replay_from: String(replayFrom), oldest_retained_sequence: String(oldest ?? '') },
@@ -164,7 +166,7 @@ export class LiveSession {
   async keyframeFor(member: Member, requestId: string): Promise<void> {
     if (!this.screen) throw new BindingError('INVALID_REQUEST', 'the session has no screen yet: join first');
     member.hold();
-    const snap = await this.screen.snapshot();
+    const snap = await this.timedSnapshot('request', this.screen);
     member.release([], this.unicast('Keyframe', requestId, this.keyframePayload(snap), member.lastSequence), snap.anchor);
   }
 
@@ -172,7 +174,8 @@ export class LiveSession {
   async recoverLagged(member: Member): Promise<void> {
     if (!this.screen || !this.members.has(member.clientId)) return;
     member.hold();
-    const snap = await this.screen.snapshot();
+    this.deps.metrics.inc('lagged_clients_total');
+    const snap = await this.timedSnapshot('lag', this.screen);
     const lagged = this.unicast('Error', uuidv7(this.deps.clock.now()), {
       code: 'PTY_OUTPUT_LAGGED',
       message: `this connection fell behind; Output up to sequence ${snap.anchor} was dropped for it and the next frame is a Keyframe`,
@@ -279,6 +282,7 @@ export class LiveSession {
 
   private emitOutput(data: Uint8Array): void {
     if (this.ended) return;
+    this.deps.metrics.inc('pty_output_bytes_total', {}, data.byteLength);
     const frame = this.emit('Output', { stream: 'stdout', data: bytesToBase64(data) }, data);
     this.screen?.write(data, frame.sequence);
     this.cadence.onOutput();
@@ -294,7 +298,7 @@ export class LiveSession {
     if (!screen || this.cutting || this.ended) return;
     this.cutting = true;
     this.events.hold();
-    screen.snapshotNow().then(
+    this.timedSnapshot('periodic', screen, true).then(
       (snap) => {
         this.cutting = false;
         if (!this.ended) this.emit('Keyframe', this.keyframePayload(snap));
@@ -306,6 +310,14 @@ export class LiveSession {
         this.events.release();
       },
     );
+  }
+
+  private async timedSnapshot(occasion: string, screen: Screen, now = false): Promise<ScreenSnapshot> {
+    const t0 = this.deps.clock.now();
+    const snap = await (now ? screen.snapshotNow() : screen.snapshot());
+    this.deps.metrics.inc('keyframes_total', { occasion });
+    this.deps.metrics.observe('keyframe_build_seconds', (this.deps.clock.now() - t0) / 1000, { occasion });
+    return snap;
   }
 
   private emit(kind: PtyFrameKind, fields: Record<string, unknown>, output?: Uint8Array): LogFrame {

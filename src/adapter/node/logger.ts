@@ -1,16 +1,33 @@
-// Structured JSON lines on stderr.
+// Structured logs on stderr: JSON lines, or a readable line per event when stderr is a terminal.
 import type { Logger, LogLevel } from '../../ports.ts';
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-export function jsonLogger(level: LogLevel, base: Record<string, unknown> = {}, write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+export interface LoggerOptions {
+  /** One readable line per event instead of JSON (for a person at a terminal). */
+  pretty?: boolean;
+  write?: (line: string) => void;
+}
+
+export function jsonLogger(level: LogLevel, base: Record<string, unknown> = {}, opts: LoggerOptions = {}): Logger {
+  const write = opts.write ?? ((l: string) => void process.stderr.write(l));
   return {
     log(lvl, msg, fields) {
       if (ORDER[lvl] < ORDER[level]) return;
-      write(`${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields })}\n`);
+      const time = new Date().toISOString();
+      const all = { ...base, ...fields };
+      write(opts.pretty ? `${prettyLine(time, lvl, msg, all)}\n` : `${JSON.stringify({ time, level: lvl, msg, ...all })}\n`);
     },
     child(fields) {
-      return jsonLogger(level, { ...base, ...fields }, write);
+      return jsonLogger(level, { ...base, ...fields }, opts);
     },
   };
+}
+
+function prettyLine(time: string, level: LogLevel, msg: string, fields: Record<string, unknown>): string {
+  const rest = Object.entries(fields)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
+  return `${time.slice(11, 23)} ${level.toUpperCase().padEnd(5)} ${msg}${rest ? `  ${rest}` : ''}`;
 }

@@ -16,6 +16,7 @@ import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, SessionRecord } from '../../ports.ts';
 import { jsonLogger } from './logger.ts';
 import { ensurePtyHost } from './pty-host-client.ts';
+import { PrometheusMetrics } from './prometheus.ts';
 import { WorkerScreens } from './worker-screens.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
 
@@ -27,6 +28,8 @@ export interface RunningServer {
   devToken: string | null;
   defaultSession: SessionRecord | null;
   hub: SessionHub;
+  /** The PTY host this router started, if it started one. */
+  ptyHostPid: number | undefined;
   close(): Promise<void>;
 }
 
@@ -36,7 +39,7 @@ export interface StartOptions {
 }
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
-  const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId });
+  const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId }, { pretty: process.stderr.isTTY });
   const { auth, devToken } = await authenticatorFor(config);
 
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
@@ -48,7 +51,17 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   });
 
   const screens = new WorkerScreens(logger);
-  const hub = new SessionHub({ config, store, pty: ptyHandle.host, clock: { now: Date.now }, logger, sessionHost: NATIVE_ONLY, screens: (cols, rows) => screens.create(cols, rows) });
+  const metrics = new PrometheusMetrics();
+  const hub = new SessionHub({
+    config,
+    store,
+    pty: ptyHandle.host,
+    clock: { now: Date.now },
+    logger,
+    sessionHost: NATIVE_ONLY,
+    screens: (cols, rows) => screens.create(cols, rows),
+    metrics,
+  });
   await hub.start();
 
   const keepalive = { pingIntervalMs: config.pingIntervalMs, pongTimeoutMs: config.pongTimeoutMs };
@@ -58,16 +71,18 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     hub,
     auth,
     upgradeWebSocket,
-    wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale),
+    wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale, metrics),
     ready: async () => {
-      try {
-        await store.lastSequence('healthz');
-        await ptyHandle.host.list();
-        return true;
-      } catch {
-        return false;
-      }
+      const problems: string[] = [];
+      await store.lastSequence('readyz').catch((e: unknown) => problems.push(`database: ${String(e)}`));
+      const t0 = performance.now();
+      await ptyHandle.host.list().then(
+        () => metrics.observe('pty_host_rtt_seconds', (performance.now() - t0) / 1000),
+        (e: unknown) => problems.push(`pty host: ${String(e)}`),
+      );
+      return problems;
     },
+    renderMetrics: async () => metrics.render(await hub.stats()),
   });
 
   const wss = new WebSocketServer({
@@ -109,7 +124,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       await screens.close();
     })());
 
-  return { port, origin, devToken, defaultSession, hub, close };
+  return { port, origin, devToken, defaultSession, hub, ptyHostPid: ptyHandle.child?.pid, close };
 }
 
 async function authenticatorFor(config: Config): Promise<{ auth: Authenticator; devToken: string | null }> {

@@ -1,14 +1,18 @@
 // A `ws` socket as a ClientConnection, with WebSocket Ping/Pong keepalive (pty-ws-v1 §2.4).
 import type { WSContext } from 'hono/ws';
 import WebSocket from 'ws';
+import type { Metrics } from '../../metrics.ts';
 import type { ClientConnection } from '../../ports.ts';
+
+const TEXT = { kind: 'text' };
+const BINARY = { kind: 'binary' };
 
 export interface Keepalive {
   pingIntervalMs: number;
   pongTimeoutMs: number;
 }
 
-export function wrapNodeSocket(ctx: WSContext, binary: boolean, keepalive: Keepalive, onStale: () => void): ClientConnection & { dispose(): void } {
+export function wrapNodeSocket(ctx: WSContext, binary: boolean, keepalive: Keepalive, onStale: () => void, metrics: Metrics): ClientConnection & { dispose(): void } {
   const ws = ctx.raw as WebSocket;
   let lastPong = Date.now();
   const onPong = () => {
@@ -35,10 +39,16 @@ export function wrapNodeSocket(ctx: WSContext, binary: boolean, keepalive: Keepa
   return {
     binary,
     sendText(text) {
-      if (ws.readyState === WebSocket.OPEN) ws.send(text, ignore);
+      if (ws.readyState !== WebSocket.OPEN) return;
+      ws.send(text, ignore);
+      metrics.inc('frames_out_total', TEXT);
+      metrics.inc('bytes_out_total', TEXT, text.length);
     },
     sendBinary(bytes) {
-      if (ws.readyState === WebSocket.OPEN) ws.send(bytes, { binary: true }, ignore);
+      if (ws.readyState !== WebSocket.OPEN) return;
+      ws.send(bytes, { binary: true }, ignore);
+      metrics.inc('frames_out_total', BINARY);
+      metrics.inc('bytes_out_total', BINARY, bytes.byteLength);
     },
     bufferedAmount: () => ws.bufferedAmount,
     close(code, reason) {
