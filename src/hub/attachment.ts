@@ -123,6 +123,11 @@ export class Attachment {
     for (const l of this.endListeners) l();
   }
 
+  /** Ends the connection from outside (e.g. its credential expired): a final Error, then its close code. */
+  end(err: BindingError): void {
+    if (!this.ended) this.fatal(null, err);
+  }
+
   goodbye(reason: string): void {
     if (this.ended) return;
     this.conn.sendText(this.goodbyeFrame(reason));
@@ -197,6 +202,7 @@ export class Attachment {
     const member = new Member(this.conn, this.clientId, req.client_label, this.hub.mayControl(this.principal), (r) => this.goodbyeFrame(r), this.hub.deps.config.lag, (m) => {
       s.recoverLagged(m).catch((e: unknown) => this.fail(null, e));
     });
+    member.audit = this.logger;
     await s.join(member, req, f.replay_from, f.id);
     this.member = member;
   }

@@ -10,6 +10,20 @@ export interface Frame {
   payload: Record<string, unknown> & { kind?: string };
 }
 
+export interface ConnectOptions {
+  token?: string | null;
+  protocols?: string[];
+  headers?: Record<string, string>;
+  /** Trusted CA for a wss:// server with a self-signed certificate. */
+  ca?: string | Buffer;
+}
+
+function open(url: string, opts: ConnectOptions): WebSocket {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  return new WebSocket(url, opts.protocols ?? ['pty-ws.v1'], opts.ca ? { headers, ca: opts.ca } : { headers });
+}
+
 export type Received = { type: 'json'; frame: Frame } | { type: 'binary'; data: Buffer };
 
 export class TestClient {
@@ -28,10 +42,8 @@ export class TestClient {
     });
   }
 
-  static async connect(url: string, opts: { token?: string | null; protocols?: string[]; headers?: Record<string, string> } = {}): Promise<TestClient> {
-    const headers: Record<string, string> = { ...opts.headers };
-    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-    const ws = new WebSocket(url, opts.protocols ?? ['pty-ws.v1'], { headers });
+  static async connect(url: string, opts: ConnectOptions = {}): Promise<TestClient> {
+    const ws = open(url, opts);
     const client = new TestClient(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
@@ -42,10 +54,8 @@ export class TestClient {
   }
 
   /** The HTTP status a refused upgrade got. */
-  static async refusedStatus(url: string, opts: { token?: string; protocols?: string[] } = {}): Promise<number> {
-    const headers: Record<string, string> = {};
-    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-    const ws = new WebSocket(url, opts.protocols ?? ['pty-ws.v1'], { headers });
+  static async refusedStatus(url: string, opts: ConnectOptions = {}): Promise<number> {
+    const ws = open(url, opts);
     return new Promise((resolve, reject) => {
       ws.once('unexpected-response', (_req, res) => {
         resolve(res.statusCode ?? 0);

@@ -8,6 +8,7 @@ import type { Logger } from '../../src/ports.ts';
 
 export interface TestServer extends RunningServer {
   dir: string;
+  /** Every log line, child-logger fields included, as JSON. */
   logs: string[];
   wsOrigin: string;
   attachUrl(sessionId: string): string;
@@ -21,13 +22,14 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
     { port: '0', 'state-dir': dir, ...flags },
   );
   const logs: string[] = [];
-  const logger: Logger = {
-    log: (level, msg, fields) => void logs.push(JSON.stringify({ level, msg, ...fields })),
-    child() {
-      return logger;
-    },
-  };
-  const server = await startServer(config, { createDefaultSession: true, logger });
+  const loggerWith = (base: Record<string, unknown>): Logger => ({
+    log: (level, msg, fields) => void logs.push(JSON.stringify({ level, msg, ...base, ...fields })),
+    child: (fields) => loggerWith({ ...base, ...fields }),
+  });
+  const server = await startServer(config, { createDefaultSession: true, logger: loggerWith({}) }).catch((e: unknown) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  });
   const wsOrigin = server.origin.replace(/^http/, 'ws');
   return {
     ...server,

@@ -1,31 +1,35 @@
 // The Node adapter: wires the portable core to node:http, `ws`, the PTY host process and a libSQL file.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { dirname, resolve } from 'node:path';
+import { createSecureContext } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { serve, upgradeWebSocket, type ServerType } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
 import { createApp } from '../../../routes/app.ts';
 import { openStore } from '../../../storage/open.ts';
-import { HashedTokenAuthenticator, NO_AUTH, type Authenticator } from '../../auth/authenticator.ts';
-import type { Config } from '../../config.ts';
+import { ConfigError, type Config } from '../../config.ts';
 import { SessionHub } from '../../hub/hub.ts';
 import { NATIVE_ONLY } from '../../hub/session-host.ts';
 import { newSessionRecord } from '../../hub/session-record.ts';
-import { randomToken, sha256Hex } from '../../ids.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, SessionRecord } from '../../ports.ts';
+import { setUpAuth } from './auth-setup.ts';
 import { jsonLogger } from './logger.ts';
 import { ensurePtyHost } from './pty-host-client.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
 
 export interface RunningServer {
   port: number;
-  /** http://host:port */
+  /** http://host:port, or https:// when serving TLS */
   origin: string;
   /** The bearer token generated for this run (null when auth is off or tokens come from config). */
   devToken: string | null;
   defaultSession: SessionRecord | null;
   hub: SessionHub;
+  /** Re-reads PTY_WS_TOKENS_FILE (SIGHUP); open connections keep their principal. False when the old map stays. */
+  reloadTokens(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -36,7 +40,9 @@ export interface StartOptions {
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId });
-  const { auth, devToken } = await authenticatorFor(config);
+  const clock = { now: Date.now };
+  const { auth, devToken, reloadTokens } = await setUpAuth(config, clock, logger);
+  const tls = loadTls(config);
 
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   if (config.databaseUrl.startsWith('file:')) mkdirSync(dirname(resolve(config.databaseUrl.slice('file:'.length))), { recursive: true });
@@ -46,7 +52,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     throw e;
   });
 
-  const hub = new SessionHub({ config, store, pty: ptyHandle.host, clock: { now: Date.now }, logger, sessionHost: NATIVE_ONLY });
+  const hub = new SessionHub({ config, store, pty: ptyHandle.host, clock, logger, sessionHost: NATIVE_ONLY });
   await hub.start();
 
   const keepalive = { pingIntervalMs: config.pingIntervalMs, pongTimeoutMs: config.pongTimeoutMs };
@@ -57,6 +63,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     auth,
     upgradeWebSocket,
     wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale),
+    remoteAddress: (c) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.remoteAddress,
     ready: async () => {
       try {
         await store.lastSequence('healthz');
@@ -81,9 +88,15 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     },
   });
 
-  const server = await listen(() => serve({ fetch: app.fetch, port: config.port, hostname: config.host, websocket: { server: wss } }));
+  const base = { fetch: app.fetch, port: config.port, hostname: config.host, websocket: { server: wss } };
+  const server = await listen(() => (tls ? serve({ ...base, createServer: createHttpsServer, serverOptions: tls }) : serve(base))).catch(async (e: unknown) => {
+    await hub.shutdown(ptyHandle.child !== undefined);
+    await store.close();
+    await ptyHandle.stop();
+    throw e;
+  });
   const port = (server.address() as AddressInfo).port;
-  const origin = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const origin = `${tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 
   let defaultSession: SessionRecord | null = null;
   if (opts.createDefaultSession) {
@@ -106,19 +119,26 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       await ptyHandle.stop();
     })());
 
-  return { port, origin, devToken, defaultSession, hub, close };
+  return { port, origin, devToken, defaultSession, hub, reloadTokens, close };
 }
 
-async function authenticatorFor(config: Config): Promise<{ auth: Authenticator; devToken: string | null }> {
-  if (config.tokensFile || config.jwtSecret || config.jwtPublicKey || config.jwksUrl) {
-    throw new Error('PTY_WS_TOKENS_FILE and JWT bearers are not implemented yet (issue 7); use the generated dev token or PTY_WS_AUTH=off');
+/** The certificate and key, read and checked as a pair now, so a bad file stops the start with its name. */
+function loadTls(config: Config): { cert: Buffer; key: Buffer } | null {
+  if (config.tlsCert === undefined || config.tlsKey === undefined) return null;
+  const read = (setting: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (e) {
+      throw new ConfigError([`${setting} ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? String(e)})`]);
+    }
+  };
+  const pair = { cert: read('PTY_WS_TLS_CERT', config.tlsCert), key: read('PTY_WS_TLS_KEY', config.tlsKey) };
+  try {
+    createSecureContext(pair);
+  } catch (e) {
+    throw new ConfigError([`PTY_WS_TLS_CERT ${config.tlsCert} / PTY_WS_TLS_KEY ${config.tlsKey}: not a usable certificate and key pair (${e instanceof Error ? e.message : String(e)})`]);
   }
-  if (!config.auth) {
-    if (config.production) throw new Error('PTY_WS_AUTH=off is refused with PTY_WS_PRODUCTION=1');
-    return { auth: NO_AUTH, devToken: null };
-  }
-  const token = randomToken();
-  return { auth: new HashedTokenAuthenticator([{ sha256: await sha256Hex(token), principal: 'dev', scopes: ['pty:control'] }]), devToken: token };
+  return pair;
 }
 
 function listen(start: () => ServerType): Promise<ServerType> {
