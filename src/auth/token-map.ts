@@ -8,15 +8,18 @@ import type { Clock } from '../ports.ts';
 import type { Authenticator } from './authenticator.ts';
 import { SCOPES, sessionRestriction, type Principal, type Scope } from './principal.ts';
 
+/** Typos such as `expires` must not silently drop a restriction: unknown fields are errors. */
+const strictMessage = (issue: v.StrictObjectIssue) => (issue.expected === 'never' ? 'unknown field (a typo?)' : 'must be a JSON object');
+
 const TokenEntrySchema = v.strictObject({
   sha256: v.pipe(v.string(), v.regex(/^[0-9a-fA-F]{64}$/, 'the hex SHA-256 of the raw token (64 hex digits)'), v.toLowerCase()),
   principal: v.pipe(v.string(), v.minLength(1, 'a non-empty principal name'), v.maxLength(256, 'at most 256 characters')),
   scopes: v.pipe(v.array(v.picklist(SCOPES, `one of ${SCOPES.join(', ')}`)), v.minLength(1, 'at least one scope')),
   sessions: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1, 'a session id or *'))), v.minLength(1, 'at least one session id, or ["*"]'))),
   expires_at: v.optional(v.pipe(v.string(), v.isoTimestamp('an ISO 8601 timestamp such as 2027-01-01T00:00:00Z'))),
-});
+}, strictMessage);
 
-const TokenFileSchema = v.strictObject({ tokens: v.array(TokenEntrySchema) });
+const TokenFileSchema = v.strictObject({ tokens: v.array(TokenEntrySchema) }, strictMessage);
 
 export interface TokenEntry {
   /** Lowercase hex SHA-256 of the raw token. */
