@@ -1,12 +1,12 @@
 // `pty-ws start` as a user runs it: printed URLs and token, a working default session, orderly Ctrl-C.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
+import { runCli, until } from './helpers/cli.ts';
 
-const BIN = new URL('../bin/pty-ws.js', import.meta.url).pathname;
 let child: ChildProcess | null = null;
 let dir = '';
 
@@ -16,25 +16,7 @@ afterEach(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function run(args: string[], env: Record<string, string> = {}): { proc: ChildProcess; stdout: () => string; stderr: () => string; exit: Promise<number | null> } {
-  let out = '';
-  let err = '';
-  const proc = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  return { proc, stdout: () => out, stderr: () => err, exit };
-}
-
-async function until<T>(f: () => T | undefined | null, what: string, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const run = (args: string[], env: Record<string, string> = {}) => runCli(args, dir, env);
 
 describe('pty-ws start', () => {
   it('prints the attach URL and a dev token that work, and shuts down in order on SIGINT', async () => {

@@ -30,9 +30,12 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
 
-  let config;
+  let config: Config;
+  let server: RunningServer;
   try {
     config = loadConfig(process.env, args.flags);
+    // Settings that are each valid but unusable together (or files that are broken) surface here.
+    server = await startServer(config, { createDefaultSession: args.command === 'start' });
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`pty-ws: ${e.message}\n`);
@@ -40,8 +43,6 @@ async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-
-  const server = await startServer(config, { createDefaultSession: args.command === 'start' });
   printBanner(server, config);
 
   let stopping = false;
