@@ -16,15 +16,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function createSession(body: Record<string, unknown> = {}): Promise<{ session_id: string; attach_url: string }> {
-  const res = await fetch(`${server.origin}/agents/local/sessions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(201);
-  return (await res.json()) as { session_id: string; attach_url: string };
-}
+const createSession = (body: Record<string, unknown> = {}) => server.createSession(token, body);
 
 describe('attach to a real shell', () => {
   it('sends binding_hello first, then answers a join and runs typed input in the shell', async () => {

@@ -1,49 +1,23 @@
 // `pty-ws start` with a token map, as an operator runs it: SIGHUP reloads the map without dropping
 // anyone, a broken map on SIGHUP keeps the old one, a broken map at start stops it with a clear message.
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import WebSocket from 'ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
-import { runCli, until } from './helpers/cli.ts';
+import { cliSandbox, until } from './helpers/cli.ts';
 import { newToken, writeTokenFile, type TestToken } from './helpers/tokens.ts';
 
-let child: ChildProcess | null = null;
-let dir = '';
+const cli = cliSandbox('pty-ws-cli-auth-');
 
-afterEach(() => {
-  child?.kill('SIGKILL');
-  child = null;
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
-
-/** 101 when the upgrade is accepted (the socket is closed again at once), else the HTTP status. */
-function upgradeStatus(url: string, token: string): Promise<number> {
-  const ws = new WebSocket(url, ['pty-ws.v1'], { headers: { authorization: `Bearer ${token}` } });
-  return new Promise((resolve) => {
-    ws.once('open', () => {
-      ws.close();
-      resolve(101);
-    });
-    ws.once('unexpected-response', (_req, res) => {
-      resolve(res.statusCode ?? 0);
-      ws.terminate();
-    });
-    ws.once('error', () => resolve(0));
-  });
-}
+const upgradeStatus = (url: string, token: string) => TestClient.upgradeStatus(url, { token });
 
 describe('pty-ws start with PTY_WS_TOKENS_FILE', () => {
   it('reloads the token map on SIGHUP without dropping connections, and keeps it when the new file is broken', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'pty-ws-cli-auth-'));
-    const file = join(dir, 'tokens.json');
+    const file = join(cli.dir(), 'tokens.json');
     const first: TestToken = { token: newToken(), principal: 'first', scopes: ['pty:control'] };
     const second: TestToken = { token: newToken(), principal: 'second', scopes: ['pty:control'] };
     writeTokenFile(file, [first]);
-    const r = runCli(['start', '--port', '0', '--state-dir', join(dir, 'state')], dir, { PTY_WS_TOKENS_FILE: file });
-    child = r.proc;
+    const r = cli.run(['start', '--port', '0', '--state-dir', join(cli.dir(), 'state')], { PTY_WS_TOKENS_FILE: file });
     const url = await until(() => /attach URL:\s+(ws:\/\/\S+)/.exec(r.stdout())?.[1], `the attach URL (stderr: ${r.stderr()})`);
     expect(r.stdout()).not.toContain('dev token');
     expect(r.stdout()).toContain('auth:        bearer tokens from PTY_WS_TOKENS_FILE');
@@ -73,19 +47,15 @@ describe('pty-ws start with PTY_WS_TOKENS_FILE', () => {
   });
 
   it('refuses to start with a broken token map, naming the file and the problem', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'pty-ws-cli-auth-'));
-    const file = join(dir, 'tokens.json');
+    const file = join(cli.dir(), 'tokens.json');
     writeFileSync(file, JSON.stringify({ tokens: [{ sha256: 'f'.repeat(64), principal: 'p', scopes: ['pty:everything'] }] }));
-    const r = runCli(['start', '--port', '0', '--state-dir', join(dir, 'state')], dir, { PTY_WS_TOKENS_FILE: file });
-    child = r.proc;
+    const r = cli.run(['start', '--port', '0', '--state-dir', join(cli.dir(), 'state')], { PTY_WS_TOKENS_FILE: file });
     expect(await r.exit).toBe(2);
     expect(r.stderr()).toContain(`PTY_WS_TOKENS_FILE ${file}: tokens.0.scopes.0: one of pty:observe, pty:control, pty:admin`);
   });
 
   it('refuses PTY_WS_AUTH=off on a non-loopback address', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'pty-ws-cli-auth-'));
-    const r = runCli(['start', '--port', '0', '--state-dir', join(dir, 'state'), '--host', '0.0.0.0'], dir, { PTY_WS_AUTH: 'off' });
-    child = r.proc;
+    const r = cli.run(['start', '--port', '0', '--state-dir', join(cli.dir(), 'state'), '--host', '0.0.0.0'], { PTY_WS_AUTH: 'off' });
     expect(await r.exit).toBe(2);
     expect(r.stderr()).toMatch(/PTY_WS_AUTH=off is refused on the non-loopback address/);
   });

@@ -27,15 +27,7 @@ let server: TestServer;
 let bystander: TestClient;
 let bystanderChecks = 0;
 
-async function createSession(token: string, body: Record<string, unknown> = {}): Promise<{ session_id: string; attach_url: string }> {
-  const res = await fetch(`${server.origin}/agents/local/sessions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(201);
-  return (await res.json()) as { session_id: string; attach_url: string };
-}
+const createSession = (token: string, body: Record<string, unknown> = {}) => server.createSession(token, body);
 
 /** The bystander session still runs what its controller types. */
 async function bystanderWorks(): Promise<void> {

@@ -48,13 +48,20 @@ export class TestClient {
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
-      ws.once('error', reject);
+      ws.on('error', reject);
     });
     return client;
   }
 
-  /** The HTTP status a refused upgrade got. */
+  /** The HTTP status a refused upgrade got; rejects if the upgrade is accepted. */
   static async refusedStatus(url: string, opts: ConnectOptions = {}): Promise<number> {
+    const status = await TestClient.upgradeStatus(url, opts);
+    if (status === 101) throw new Error('upgrade was accepted');
+    return status;
+  }
+
+  /** 101 when the upgrade is accepted (the socket is closed again at once), else the HTTP status. */
+  static upgradeStatus(url: string, opts: ConnectOptions = {}): Promise<number> {
     const ws = open(url, opts);
     return new Promise((resolve, reject) => {
       ws.once('unexpected-response', (_req, res) => {
@@ -63,9 +70,9 @@ export class TestClient {
       });
       ws.once('open', () => {
         ws.close();
-        reject(new Error('upgrade was accepted'));
+        resolve(101);
       });
-      ws.once('error', () => undefined);
+      ws.on('error', reject);
     });
   }
 

@@ -12,6 +12,8 @@ export interface TestServer extends RunningServer {
   logs: string[];
   wsOrigin: string;
   attachUrl(sessionId: string): string;
+  /** POST /agents/{instance}/sessions as the given bearer; throws unless it answers 201. */
+  createSession(token: string, body?: Record<string, unknown>): Promise<{ session_id: string; attach_url: string }>;
   stop(): Promise<void>;
 }
 
@@ -37,6 +39,15 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
     logs,
     wsOrigin,
     attachUrl: (id) => `${wsOrigin}/agents/${config.instanceId}/sessions/${id}/attach`,
+    async createSession(token, body = {}) {
+      const res = await fetch(`${server.origin}/agents/${config.instanceId}/sessions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (res.status !== 201) throw new Error(`creating a session: HTTP ${res.status} ${await res.text()}`);
+      return (await res.json()) as { session_id: string; attach_url: string };
+    },
     async stop() {
       await server.close();
       rmSync(dir, { recursive: true, force: true });
