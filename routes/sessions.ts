@@ -5,8 +5,8 @@ import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import { newSessionRecord, parseCreateSession } from '../src/hub/session-record.ts';
 import type { SessionRecord } from '../src/ports.ts';
 import type { AppDeps } from './deps.ts';
-import { requireSecureTransport } from './guards.ts';
-import { attachUrl, bearerFromHeader, publicOrigins } from './request.ts';
+import { requestIsSecure, requireSecureTransport } from './guards.ts';
+import { attachUrl, bearerFromHeader, hasTokenInQuery, publicOrigins } from './request.ts';
 
 type Env = { Variables: { principal: Principal } };
 
@@ -16,6 +16,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
 
   app.use('*', async (c, next) => {
     requireSecureTransport(c, config);
+    if (hasTokenInQuery(c)) throw new BindingError('INVALID_REQUEST', 'tokens must not travel in the URL query: use Authorization: Bearer');
     const principal = await auth.authenticate(bearerFromHeader(c));
     if (c.req.param('instance_id') !== config.instanceId) return c.json(restError('not_found', `unknown instance ${c.req.param('instance_id')}`), 404);
     requireScope(principal, 'pty:observe');
@@ -26,7 +27,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   const describe = (c: Context, r: SessionRecord) => ({
     session_id: r.id,
     instance_id: r.instanceId,
-    attach_url: attachUrl(publicOrigins(c).ws, r.instanceId, r.id),
+    attach_url: attachUrl(publicOrigins(c, requestIsSecure(c, config)).ws, r.instanceId, r.id),
     session_backend: r.backend,
     session_class: r.sessionClass,
     label: r.label,

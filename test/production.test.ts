@@ -139,7 +139,11 @@ describe('production behind a trusted TLS proxy, with Origins and limits', () =>
     const rest = await fetch(`${server.origin}/agents/local/sessions`, { headers: { authorization: `Bearer ${ann.token}` } });
     expect(rest.status).toBe(403);
     expect(await rest.json()).toMatchObject({ error: { code: 'tls_required' } });
-    expect((await fetch(`${server.origin}/agents/local/sessions`, { headers: { authorization: `Bearer ${ann.token}`, ...https } })).status).toBe(200);
+    const listed = await fetch(`${server.origin}/agents/local/sessions`, { headers: { authorization: `Bearer ${ann.token}`, ...https } });
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { sessions: Array<{ attach_url: string }> }).sessions[0]!.attach_url).toMatch(/^wss:\/\//);
+    const card = (await (await fetch(`${server.origin}/.well-known/agent-card.json`, { headers: https })).json()) as { bindings: Array<{ endpoint: string }> };
+    expect(card.bindings[0]!.endpoint).toMatch(/^wss:\/\//);
     expect((await fetch(`${server.origin}/healthz`)).status).toBe(200);
     const c = await TestClient.connect(url, { token: ann.token, headers: https });
     await c.waitForFrame((f) => f.op === 'binding_hello', 'hello through the proxy');

@@ -286,6 +286,7 @@ describe('REST uses the same principals and scopes', () => {
     expect((await rest(`/${bobs.session_id}`, onlyMine)).status).toBe(403);
     expect((await rest('', onlyMine, { method: 'POST', body: '{}' })).status).toBe(403);
     expect((await rest('', stale.token)).status).toBe(401);
+    expect((await fetch(`${server.origin}/agents/local/sessions?access_token=${alice.token}`)).status).toBe(400);
     expect((await rest('', unsignedJwt({ sub: 'm', scope: 'pty:admin' }))).status).toBe(401);
     await bystanderWorks();
   });
