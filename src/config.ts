@@ -96,6 +96,12 @@ export interface Config extends Settings {
   defaultCwd: string;
 }
 
+/**
+ * Upgrade attempts one principal may make per second (pty-ws-v1 §11): generous for people and
+ * agents reconnecting, small enough that a runaway loop is cut off at once.
+ */
+export const UPGRADE_ATTEMPTS_PER_SECOND = 20;
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n  ${problems.join('\n  ')}`);
@@ -153,7 +159,7 @@ export function loadConfig(env: Env, flags: Record<string, string> = {}): Config
   return {
     ...cfg,
     maxFrameBytes: 1024 * 1024,
-    upgradeAttemptsPerSecond: 20,
+    upgradeAttemptsPerSecond: UPGRADE_ATTEMPTS_PER_SECOND,
     defaultCols: 120,
     defaultRows: 30,
     lag: { highBytes: 4 * 1024 * 1024, lowBytes: 256 * 1024, pollMs: 50 },

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UPGRADE_ATTEMPTS_PER_SECOND } from '../src/config.ts';
 import { b64, TestClient, type Frame } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { newToken, nowSeconds, signJwt, unsignedJwt, writeTokenFile, type TestToken } from './helpers/tokens.ts';
@@ -45,7 +46,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pty-ws-security-'));
   tokensFile = join(dir, 'tokens.json');
   writeTokenFile(tokensFile, baseTokens);
-  server = await startTestServer({ PTY_WS_TOKENS_FILE: tokensFile, PTY_WS_JWT_SECRET: SECRET });
+  server = await startTestServer({ PTY_WS_TOKENS_FILE: tokensFile, PTY_WS_JWT_SECRET: SECRET }, {}, { upgradeAttemptsPerSecond: UPGRADE_ATTEMPTS_PER_SECOND });
   expect(server.devToken).toBeNull();
   const s = await createSession(bob.token);
   bystander = await TestClient.connect(s.attach_url, { token: bob.token });
@@ -238,7 +239,7 @@ describe('each attempt is refused and harms nobody else', () => {
     const refused = attempts.filter((a) => a.status === 429);
     expect(accepted.length + refused.length).toBe(50);
     expect(accepted.length).toBeGreaterThan(0);
-    expect(accepted.length).toBeLessThanOrEqual(20);
+    expect(accepted.length).toBeLessThanOrEqual(UPGRADE_ATTEMPTS_PER_SECOND);
     for (const a of accepted) a.client!.close();
     const other = await TestClient.connect(url, { token: alice.token });
     await other.join({ role: 'controller' });

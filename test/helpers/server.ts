@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
 import { startServer, type RunningServer } from '../../src/adapter/node/server.ts';
 import type { Logger } from '../../src/ports.ts';
 
@@ -17,12 +17,15 @@ export interface TestServer extends RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(env: Record<string, string> = {}, flags: Record<string, string> = {}): Promise<TestServer> {
+/** `overrides` replace fields of the loaded Config (for settings that have no env var). */
+export async function startTestServer(env: Record<string, string> = {}, flags: Record<string, string> = {}, overrides: Partial<Config> = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'pty-ws-test-'));
-  const config = loadConfig(
-    { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', ...env },
-    { port: '0', 'state-dir': dir, ...flags },
-  );
+  // Test files open many connections of one principal in quick succession; the limits have their own tests.
+  const config: Config = {
+    ...loadConfig({ PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '1000', ...env }, { port: '0', 'state-dir': dir, ...flags }),
+    upgradeAttemptsPerSecond: 1000,
+    ...overrides,
+  };
   const logs: string[] = [];
   const loggerWith = (base: Record<string, unknown>): Logger => ({
     log: (level, msg, fields) => void logs.push(JSON.stringify({ level, msg, ...base, ...fields })),
