@@ -16,7 +16,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const createSession = (body: Record<string, unknown> = {}) => server.createSession(token, body);
+const createSession = (body: Record<string, unknown> = {}) => server.createSession(body);
 
 describe('attach to a real shell', () => {
   it('sends binding_hello first, then answers a join and runs typed input in the shell', async () => {

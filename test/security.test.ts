@@ -28,7 +28,7 @@ let server: TestServer;
 let bystander: TestClient;
 let bystanderChecks = 0;
 
-const createSession = (token: string, body: Record<string, unknown> = {}) => server.createSession(token, body);
+const createSession = (token: string, body: Record<string, unknown> = {}) => server.createSession(body, token);
 
 /** The bystander session still runs what its controller types. */
 async function bystanderWorks(): Promise<void> {

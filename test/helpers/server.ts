@@ -12,26 +12,33 @@ export interface TestServer extends RunningServer {
   logs: string[];
   wsOrigin: string;
   attachUrl(sessionId: string): string;
-  /** POST /agents/{instance}/sessions as the given bearer; throws unless it answers 201. */
-  createSession(token: string, body?: Record<string, unknown>): Promise<{ session_id: string; attach_url: string }>;
+  /** POST /agents/{instance}/sessions with the dev token (or the given one); throws unless 201. */
+  createSession(body?: Record<string, unknown>, token?: string | null): Promise<{ session_id: string; attach_url: string }>;
   stop(): Promise<void>;
 }
 
-/** `overrides` replace fields of the loaded Config (for settings that have no env var). */
+/**
+ * Test files open many connections of one principal in quick succession, so both per-principal
+ * attach limits are raised unless a test sets them (the limits have their own tests); `overrides`
+ * replace Config fields that have no env var.
+ */
 export async function startTestServer(env: Record<string, string> = {}, flags: Record<string, string> = {}, overrides: Partial<Config> = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'pty-ws-test-'));
-  // Test files open many connections of one principal in quick succession; the limits have their own tests.
   const config: Config = {
-    ...loadConfig({ PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '1000', ...env }, { port: '0', 'state-dir': dir, ...flags }),
+    ...loadConfig(
+      { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '1000', ...env },
+      { port: '0', 'state-dir': dir, ...flags },
+    ),
     upgradeAttemptsPerSecond: 1000,
     ...overrides,
   };
   const logs: string[] = [];
-  const loggerWith = (base: Record<string, unknown>): Logger => ({
+  const collecting = (base: Record<string, unknown>): Logger => ({
     log: (level, msg, fields) => void logs.push(JSON.stringify({ level, msg, ...base, ...fields })),
-    child: (fields) => loggerWith({ ...base, ...fields }),
+    child: (fields) => collecting({ ...base, ...fields }),
   });
-  const server = await startServer(config, { createDefaultSession: true, logger: loggerWith({}) }).catch((e: unknown) => {
+  const logger = collecting({});
+  const server = await startServer(config, { createDefaultSession: true, logger }).catch((e: unknown) => {
     rmSync(dir, { recursive: true, force: true });
     throw e;
   });
@@ -42,13 +49,11 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
     logs,
     wsOrigin,
     attachUrl: (id) => `${wsOrigin}/agents/${config.instanceId}/sessions/${id}/attach`,
-    async createSession(token, body = {}) {
-      const res = await fetch(`${server.origin}/agents/${config.instanceId}/sessions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      if (res.status !== 201) throw new Error(`creating a session: HTTP ${res.status} ${await res.text()}`);
+    async createSession(body = {}, token = server.devToken) {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (token) headers.authorization = `Bearer ${token}`;
+      const res = await fetch(`${server.origin}/agents/${config.instanceId}/sessions`, { method: 'POST', headers, body: JSON.stringify(body) });
+      if (res.status !== 201) throw new Error(`create session: HTTP ${res.status} ${await res.text()}`);
       return (await res.json()) as { session_id: string; attach_url: string };
     },
     async stop() {

@@ -40,8 +40,7 @@ export interface StartOptions {
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId });
-  const clock = { now: Date.now };
-  const { auth, devToken, reloadTokens } = await setUpAuth(config, clock, logger);
+  const { auth, devToken, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger);
   const tls = loadTls(config);
 
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
@@ -52,7 +51,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     throw e;
   });
 
-  const hub = new SessionHub({ config, store, pty: ptyHandle.host, clock, logger, sessionHost: NATIVE_ONLY });
+  const hub = new SessionHub({ config, store, pty: ptyHandle.host, clock: { now: Date.now }, logger, sessionHost: NATIVE_ONLY });
   await hub.start();
 
   const keepalive = { pingIntervalMs: config.pingIntervalMs, pongTimeoutMs: config.pongTimeoutMs };
