@@ -267,7 +267,7 @@ describe('attach admission', () => {
 });
 
 describe('JSON nesting depth', () => {
-  const nested = (n: number) => `{"op":"ping","id":"1","ts":"t","payload":{"x":${'['.repeat(n)}${']'.repeat(n)}}}`;
+  const nested = (n: number) => `{"op":"ping","id":"1","ts":"2026-01-01T00:00:00Z","payload":{"x":${'['.repeat(n)}${']'.repeat(n)}}}`;
 
   it('counts brackets outside strings only', () => {
     expect(nestsDeeperThan('{"a":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}', 2)).toBe(false);

@@ -252,8 +252,8 @@ describe('each attempt is refused and harms nobody else', () => {
     const { attach_url: url } = await createSession(alice.token);
     const deep = await TestClient.connect(url, { token: alice.token });
     await deep.waitForFrame((f) => f.op === 'binding_hello', 'hello');
-    deep.sendRaw(`{"op":"ping","id":"deep","ts":"t","payload":{"x":${'['.repeat(100)}${']'.repeat(100)}}}`);
-    expect((await deep.waitForFrame((f) => f.op === 'Error', 'depth error')).payload).toMatchObject({ code: 'INVALID_REQUEST' });
+    deep.sendRaw(`{"op":"ping","id":"deep","ts":"2026-01-01T00:00:00Z","payload":{"x":${'['.repeat(100)}${']'.repeat(100)}}}`);
+    expect((await deep.waitForFrame((f) => f.op === 'Error', 'depth error')).payload).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringMatching(/deeper than 32/) });
     const ping = deep.send('ping');
     await deep.waitForFrame((f) => f.op === 'pong' && f.id === ping, 'pong after the deep frame');
 
