@@ -1,10 +1,14 @@
-// The attach upgrade (pty-ws-v1 §2, DECISIONS §8, §12, §15): every refusal is HTTP, before the upgrade.
+// The attach upgrade (pty-ws-v1 §2, §7, §11; DECISIONS §8, §12, §15): every refusal is HTTP, before the upgrade.
 import type { Context } from 'hono';
 import type { WSContext } from 'hono/ws';
+import { AttachAdmission, type AdmissionTicket } from '../src/auth/admission.ts';
+import { coversSession, hasScope } from '../src/auth/principal.ts';
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import type { Attachment } from '../src/hub/attachment.ts';
+import { peerFields, type Peer } from '../src/hub/audit.ts';
 import { negotiate } from '../src/protocol/subprotocol.ts';
 import type { AppDeps } from './deps.ts';
+import { checkOrigin, requireSecureTransport } from './guards.ts';
 import { bearerFromHeader, hasTokenInQuery } from './request.ts';
 
 export function attachHandler(deps: AppDeps) {
@@ -18,25 +22,47 @@ export function attachHandler(deps: AppDeps) {
     metrics.inc('upgrade_rejections_total', { status: String(status) });
     return c.json(body, status as 400);
   };
+  const admission = new AttachAdmission(
+    { perPrincipal: config.maxConnectionsPerPrincipal, perInstance: config.maxConnectionsPerInstance, attemptsPerSecond: config.upgradeAttemptsPerSecond },
+    () => hub.deps.clock.now(),
+  );
 
   return async (c: Context) => {
+    const peer = peerOf(c, deps);
+    let principalId: string | undefined;
+    let ticket: AdmissionTicket | undefined;
     try {
       if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return c.json(restError('upgrade_required', 'this endpoint only accepts a WebSocket upgrade'), 426);
       if (hasTokenInQuery(c)) throw new BindingError('INVALID_REQUEST', 'tokens must not travel in the URL query: use Authorization: Bearer or the bearer.<token> subprotocol');
-      const instanceId = c.req.param('instance_id');
-      const sessionId = c.req.param('session_id') ?? '';
-      const record = instanceId === config.instanceId ? await store.getSession(instanceId, sessionId) : undefined;
-      if (!record) return refuse(c, 404, restError('not_found', `unknown session ${sessionId}`));
-
+      requireSecureTransport(c, config);
+      checkOrigin(c, config);
       const negotiated = negotiate(c.req.header('sec-websocket-protocol'), auth.enforced || config.production);
       const principal = await auth.authenticate(bearerFromHeader(c) ?? negotiated.bearer);
+      principalId = principal.id;
+
+      const instanceId = c.req.param('instance_id');
+      const sessionId = c.req.param('session_id') ?? '';
+      if (instanceId !== config.instanceId) return refuse(c, 404, restError('not_found', `unknown instance ${instanceId}`));
+      if (!hasScope(principal, 'pty:observe')) throw new BindingError('PERMISSION_DENIED', 'attaching needs at least the pty:observe scope');
+      if (!coversSession(principal, sessionId)) throw new BindingError('PERMISSION_DENIED', `this bearer does not cover session ${sessionId}`);
+      const record = await store.getSession(instanceId, sessionId);
+      if (!record) return refuse(c, 404, restError('not_found', `unknown session ${sessionId}`));
+      const admitted = admission.admit(principal.id);
+      ticket = admitted;
 
       let attachment: Attachment | null = null;
       let wrapped: ReturnType<AppDeps['wrapSocket']> | null = null;
+      const ended = () => {
+        admitted.closed();
+        wrapped?.dispose();
+        attachment?.onClose();
+      };
       return await deps.upgradeWebSocket(c, {
         onOpen: (_evt: Event, ws: WSContext) => {
+          admitted.opened();
           wrapped = deps.wrapSocket(ws, negotiated.binary, () => attachment?.onClose());
-          attachment = hub.attach(record, wrapped, principal);
+          attachment = hub.attach(record, wrapped, principal, peer);
+          attachment.onEnded(() => admitted.closed());
         },
         onMessage: (evt: MessageEvent, _ws: WSContext) => {
           const data: unknown = evt.data;
@@ -50,18 +76,28 @@ export function attachHandler(deps: AppDeps) {
           count('binary', bytes.byteLength);
           attachment?.onBinary(bytes);
         },
-        onClose: () => {
-          wrapped?.dispose();
-          attachment?.onClose();
-        },
-        onError: () => {
-          wrapped?.dispose();
-          attachment?.onClose();
-        },
+        onClose: ended,
+        onError: ended,
       });
     } catch (e) {
+      ticket?.closed();
       const err = toBindingError(e);
-      return refuse(c, err.info.http, restError(err.code, err.message));
+      const code = err.metadata.reason ?? err.code;
+      hub.deps.logger.log(err.code === 'INTERNAL' ? 'error' : 'warn', 'audit.refused', { session: c.req.param('session_id'), status: err.info.http, code, message: err.message, principal: principalId, ...peerFields(peer) });
+      const res = refuse(c, err.info.http, restError(code, err.message));
+      if (err.code === 'RATE_LIMITED') res.headers.set('retry-after', '1');
+      return res;
     }
   };
+}
+
+function peerOf(c: Context, deps: AppDeps): Peer {
+  const peer: Peer = {};
+  const remote = deps.remoteAddress(c);
+  if (remote) peer.remoteAddress = remote;
+  const ua = c.req.header('user-agent');
+  if (ua) peer.userAgent = ua;
+  const forwarded = deps.config.trustProxyTls ? c.req.header('x-forwarded-for') : undefined;
+  if (forwarded) peer.forwardedFor = forwarded;
+  return peer;
 }

@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import type { UpgradeWebSocket, WSContext } from 'hono/ws';
 import type { Authenticator } from '../src/auth/authenticator.ts';
 import type { Config } from '../src/config.ts';
@@ -13,6 +14,8 @@ export interface AppDeps {
   upgradeWebSocket: UpgradeWebSocket;
   /** The adapter's view of an accepted socket; `onStale` runs when keepalive gives up on it. */
   wrapSocket(ws: WSContext, binary: boolean, onStale: () => void): ClientConnection & { dispose(): void };
+  /** The caller's network address as the runtime sees it (for the audit log). */
+  remoteAddress(c: Context): string | undefined;
   /** What keeps the server from serving: empty once the database and the PTY host answer. */
   ready(): Promise<string[]>;
   /** The metrics exposition (Prometheus text on Node). */

@@ -1,10 +1,10 @@
 // Small helpers shared by the routes: public URLs and bearer extraction.
 import type { Context } from 'hono';
 
-/** The origin clients used to reach us, as http(s) and ws(s). */
-export function publicOrigins(c: Context): { http: string; ws: string } {
+/** The origin clients used to reach us, as http(s) and ws(s); `secure` when a trusted TLS proxy is in front. */
+export function publicOrigins(c: Context, secure = false): { http: string; ws: string } {
   const u = new URL(c.req.url);
-  const http = `${u.protocol}//${u.host}`;
+  const http = `${secure ? 'https:' : u.protocol}//${u.host}`;
   return { http, ws: http.replace(/^http/, 'ws') };
 }
 

@@ -1,11 +1,12 @@
 // REST control plane for sessions (INTERFACE.md, HTTP routes).
 import { Hono, type Context } from 'hono';
-import { hasScope, type Principal, type Scope } from '../src/auth/principal.ts';
+import { coversSession, hasScope, type Principal, type Scope } from '../src/auth/principal.ts';
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import { newSessionRecord, parseCreateSession } from '../src/hub/session-record.ts';
 import type { SessionRecord } from '../src/ports.ts';
 import type { AppDeps } from './deps.ts';
-import { attachUrl, bearerFromHeader, publicOrigins } from './request.ts';
+import { requestIsSecure, requireSecureTransport } from './guards.ts';
+import { attachUrl, bearerFromHeader, hasTokenInQuery, publicOrigins } from './request.ts';
 
 type Env = { Variables: { principal: Principal } };
 
@@ -14,15 +15,19 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
 
   app.use('*', async (c, next) => {
+    requireSecureTransport(c, config);
+    if (hasTokenInQuery(c)) throw new BindingError('INVALID_REQUEST', 'tokens must not travel in the URL query: use Authorization: Bearer');
+    const principal = await auth.authenticate(bearerFromHeader(c));
     if (c.req.param('instance_id') !== config.instanceId) return c.json(restError('not_found', `unknown instance ${c.req.param('instance_id')}`), 404);
-    c.set('principal', await auth.authenticate(bearerFromHeader(c)));
+    requireScope(principal, 'pty:observe');
+    c.set('principal', principal);
     await next();
   });
 
   const describe = (c: Context, r: SessionRecord) => ({
     session_id: r.id,
     instance_id: r.instanceId,
-    attach_url: attachUrl(publicOrigins(c).ws, r.instanceId, r.id),
+    attach_url: attachUrl(publicOrigins(c, requestIsSecure(c, config)).ws, r.instanceId, r.id),
     session_backend: r.backend,
     session_class: r.sessionClass,
     label: r.label,
@@ -37,8 +42,17 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     close_reason: r.closeReason,
   });
 
+  /** The session if it exists; throws PERMISSION_DENIED (403) when this principal may not see it. */
+  const visibleSession = async (c: Context<Env>): Promise<SessionRecord | undefined> => {
+    const id = c.req.param('session_id') ?? '';
+    if (!coversSession(c.get('principal'), id)) throw new BindingError('PERMISSION_DENIED', `this bearer does not cover session ${id}`);
+    return store.getSession(config.instanceId, id);
+  };
+  const notFound = (c: Context) => c.json(restError('not_found', `unknown session ${c.req.param('session_id')}`), 404);
+
   app.post('/', async (c) => {
     requireScope(c.get('principal'), 'pty:control');
+    if (c.get('principal').sessions) throw new BindingError('PERMISSION_DENIED', 'a bearer restricted to particular sessions cannot create sessions');
     const body = await c.req.json().catch(() => {
       throw new BindingError('INVALID_REQUEST', 'the body must be a JSON object');
     });
@@ -51,15 +65,14 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   });
 
   app.get('/', async (c) => {
-    requireScope(c.get('principal'), 'pty:observe');
-    const list = await store.listSessions(config.instanceId);
+    const principal = c.get('principal');
+    const list = (await store.listSessions(config.instanceId)).filter((r) => coversSession(principal, r.id));
     return c.json({ sessions: list.map((r) => describe(c, r)) });
   });
 
   app.get('/:session_id', async (c) => {
-    requireScope(c.get('principal'), 'pty:observe');
-    const rec = await store.getSession(config.instanceId, c.req.param('session_id'));
-    if (!rec) return c.json(restError('not_found', `unknown session ${c.req.param('session_id')}`), 404);
+    const rec = await visibleSession(c);
+    if (!rec) return notFound(c);
     const live = await hub.session(rec.id);
     return c.json({
       ...describe(c, rec),
@@ -71,8 +84,8 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
 
   app.delete('/:session_id', async (c) => {
     const principal = c.get('principal');
-    const rec = await store.getSession(config.instanceId, c.req.param('session_id'));
-    if (!rec) return c.json(restError('not_found', `unknown session ${c.req.param('session_id')}`), 404);
+    const rec = await visibleSession(c);
+    if (!rec) return notFound(c);
     if (!hasScope(principal, 'pty:admin') && !(rec.createdBy === principal.id && hasScope(principal, 'pty:control'))) {
       throw new BindingError('PERMISSION_DENIED', 'terminating a session needs pty:admin or being its creator');
     }

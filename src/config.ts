@@ -12,6 +12,15 @@ const str = v.string();
 const optStr = v.optional(v.string());
 const url = v.pipe(v.string(), v.regex(/^(file:|libsql:\/\/|https?:\/\/|wss?:\/\/)/, 'a file:, libsql://, http(s):// or ws(s):// URL'));
 const logLevel = v.picklist(['debug', 'info', 'warn', 'error']);
+/** `*`, or comma-separated origins (`https://app.example.com`), normalised the way browsers send them. */
+const originList = v.optional(
+  v.pipe(
+    v.string(),
+    v.transform((s) => s.split(',').map((o) => o.trim()).filter(Boolean)),
+    v.check((list) => list.length > 0 && list.every((o) => o === '*' || asOrigin(o) !== null), '* or comma-separated origins such as https://app.example.com'),
+    v.transform((list) => list.map((o) => (o === '*' ? o : asOrigin(o)!))),
+  ),
+);
 
 interface Setting {
   env: string;
@@ -49,7 +58,7 @@ const SETTINGS = {
   tlsCert: { env: 'PTY_WS_TLS_CERT', default: () => undefined, schema: optStr, help: 'serve https/wss with this certificate file' },
   tlsKey: { env: 'PTY_WS_TLS_KEY', default: () => undefined, schema: optStr, help: 'private key file for PTY_WS_TLS_CERT' },
   trustProxyTls: { env: 'PTY_WS_TRUST_PROXY_TLS', default: '0', schema: bool01, help: 'trust X-Forwarded-Proto: https from a TLS proxy' },
-  allowedOrigins: { env: 'PTY_WS_ALLOWED_ORIGINS', default: () => undefined, schema: optStr, help: 'browser Origins allowed to upgrade, comma-separated (* = any; default same origin)' },
+  allowedOrigins: { env: 'PTY_WS_ALLOWED_ORIGINS', default: () => undefined, schema: originList, help: 'browser Origins allowed to upgrade, comma-separated (* = any; default same origin)' },
   pingIntervalMs: { env: 'PTY_WS_PING_INTERVAL_MS', default: '30000', schema: int(100, 3_600_000), help: 'WebSocket Ping cadence' },
   pongTimeoutMs: { env: 'PTY_WS_PONG_TIMEOUT_MS', default: '90000', schema: int(100, 3_600_000), help: 'no Pong for this long = stale: reap, release roles' },
   maxControllers: { env: 'PTY_WS_MAX_CONTROLLERS', default: '4', schema: int(1, 1024), help: 'extension param max_controllers' },
@@ -76,6 +85,8 @@ type Settings = { [K in Key]: v.InferOutput<(typeof SETTINGS)[K]['schema']> };
 export interface Config extends Settings {
   /** Largest WebSocket message accepted; larger ones close the connection with 1009. */
   maxFrameBytes: number;
+  /** Upgrade attempts one principal may make per second; beyond: HTTP 429 before the upgrade. */
+  upgradeAttemptsPerSecond: number;
   defaultCols: number;
   defaultRows: number;
   /** Slow-consumer policy: see Member. */
@@ -84,6 +95,12 @@ export interface Config extends Settings {
   sessionBaseEnv: Record<string, string>;
   defaultCwd: string;
 }
+
+/**
+ * Upgrade attempts one principal may make per second (pty-ws-v1 §11): generous for people and
+ * agents reconnecting, small enough that a runaway loop is cut off at once.
+ */
+export const UPGRADE_ATTEMPTS_PER_SECOND = 20;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -142,6 +159,7 @@ export function loadConfig(env: Env, flags: Record<string, string> = {}): Config
   return {
     ...cfg,
     maxFrameBytes: 1024 * 1024,
+    upgradeAttemptsPerSecond: UPGRADE_ATTEMPTS_PER_SECOND,
     defaultCols: 120,
     defaultRows: 30,
     lag: { highBytes: 4 * 1024 * 1024, lowBytes: 256 * 1024, pollMs: 50 },
@@ -165,6 +183,15 @@ function baseEnv(env: Env): Record<string, string> {
 /** Valibot's own messages read "Invalid type: Expected X but received Y": keep X. */
 function expectation(issue: v.BaseIssue<unknown>): string {
   return /Expected (.*) but received/.exec(issue.message)?.[1] ?? issue.message;
+}
+
+function asOrigin(s: string): string | null {
+  try {
+    const u = new URL(s);
+    return /^https?:$/.test(u.protocol) && (u.pathname === '/' || u.pathname === '') && !u.search && !u.hash ? u.origin : null;
+  } catch {
+    return null;
+  }
 }
 
 function nonEmpty(s: string | undefined): string | undefined {

@@ -205,11 +205,11 @@ describe('service parameters (§9)', () => {
     const c = await TestClient.connect(await session(), { token });
     c.send('ping', {}, { service_parameters: { trace_id: 'trace-first-frame' } });
     await c.join({ role: 'controller' });
-    expect(server.logs.some((l) => l.includes('trace-first-frame') && l.includes('joined'))).toBe(true);
+    expect(server.logs.some((l) => l.includes('trace-first-frame') && l.includes('audit.attach'))).toBe(true);
     const id = c.send('UpdateServiceParameters', { service_parameters: { trace_id: 'trace-updated' } });
     await c.waitForFrame((f) => f.op === 'UpdateServiceParameters.Response' && f.id === id, 'update response');
     c.send('pty.request_role', { role: 'observer' });
-    await c.waitFor(() => server.logs.some((l) => l.includes('trace-updated')), 'the new trace id in logs');
+    await c.waitFor(() => server.logs.some((l) => l.includes('trace-updated') && l.includes('audit.role_change')), 'the new trace id in logs');
   });
 });
 

@@ -1,10 +1,15 @@
 // Who is on the other end of a connection; fixed for the connection's life (pty-ws-v1 §7.2).
 
-export type Scope = 'pty:observe' | 'pty:control' | 'pty:admin';
+export const SCOPES = ['pty:observe', 'pty:control', 'pty:admin'] as const;
+export type Scope = (typeof SCOPES)[number];
 
 export interface Principal {
   id: string;
   scopes: ReadonlySet<Scope>;
+  /** The session ids this principal may attach to and see; absent = every session of this instance. */
+  sessions?: ReadonlySet<string>;
+  /** When its credential stops being valid (ms since the epoch); absent = never. */
+  expiresAt?: number;
 }
 
 const RANK: Record<Scope, number> = { 'pty:observe': 1, 'pty:control': 2, 'pty:admin': 3 };
@@ -13,6 +18,15 @@ const RANK: Record<Scope, number> = { 'pty:observe': 1, 'pty:control': 2, 'pty:a
 export function hasScope(p: Principal, needed: Scope): boolean {
   for (const s of p.scopes) if (RANK[s] >= RANK[needed]) return true;
   return false;
+}
+
+export function coversSession(p: Principal, sessionId: string): boolean {
+  return p.sessions === undefined || p.sessions.has(sessionId);
+}
+
+/** A `sessions` list from a token map entry or JWT claim: `*` anywhere means every session. */
+export function sessionRestriction(list: readonly string[] | undefined): ReadonlySet<string> | undefined {
+  return list === undefined || list.includes('*') ? undefined : new Set(list);
 }
 
 /** The principal of a connection when auth is off: trusted local development. */

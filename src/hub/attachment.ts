@@ -57,11 +57,7 @@ export class Attachment {
       const { cols, rows } = this.payload(P.SessionResize, f);
       s.resize(this.requireMember(), cols, rows);
     },
-    'pty.request_role': (s, f) => {
-      const member = this.requireMember();
-      s.requestRole(member, this.payload(P.RequestRole, f).role, f.id);
-      this.logger.log('info', 'role requested', { role: member.role });
-    },
+    'pty.request_role': (s, f) => s.requestRole(this.requireMember(), this.payload(P.RequestRole, f).role, f.id),
     'pty.request_keyframe': async (s, f) => {
       this.payload(P.Empty, f);
       const member = this.requireMember();
@@ -129,6 +125,11 @@ export class Attachment {
     for (const l of this.endListeners) l();
   }
 
+  /** Ends the connection from outside (e.g. its credential expired): a final Error, then its close code. */
+  end(err: BindingError): void {
+    if (!this.ended) this.fatal(null, err);
+  }
+
   goodbye(reason: string): void {
     if (this.ended) return;
     this.conn.sendText(this.goodbyeFrame(reason));
@@ -186,6 +187,7 @@ export class Attachment {
     this.serviceParameters = params;
     const traceId = params.trace_id ?? params.traceparent;
     this.logger = this.baseLogger.child(typeof traceId === 'string' ? { client_id: this.clientId, trace_id: traceId } : { client_id: this.clientId });
+    if (this.member) this.member.audit = this.logger;
   }
 
   private extraHandler(op: string): Handler | undefined {
@@ -210,9 +212,11 @@ export class Attachment {
     const member = new Member(this.conn, this.clientId, req.client_label, this.hub.mayControl(this.principal), (r) => this.goodbyeFrame(r), this.hub.deps.config.lag, (m) => {
       s.recoverLagged(m).catch((e: unknown) => this.fail(null, e));
     });
+    member.audit = this.logger;
     await s.join(member, req, f.replay_from, f.id);
-    this.member = member;
-    this.logger.log('info', 'joined session', { role: member.role, label: req.client_label, replay_from: f.replay_from });
+    // The socket may have closed while the join was in flight: release what it just took.
+    if (this.ended) s.detach(member);
+    else this.member = member;
   }
 
   private leave(s: LiveSession, f: ClientEnvelope): void {

@@ -1,10 +1,13 @@
 // The session hub: live sessions by id, PTY events routed to them, connections attached to them.
+import { onExpiry } from '../auth/expiry.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hasScope } from '../auth/principal.ts';
+import { BindingError } from '../errors.ts';
 import type { ClientConnection, SessionRecord } from '../ports.ts';
 import type { HubStats } from '../metrics.ts';
 import { A2A_CORE_OPERATIONS } from '../protocol/hello.ts';
 import { Attachment } from './attachment.ts';
+import { auditIdentity, type Peer } from './audit.ts';
 import type { HubDeps } from './deps.ts';
 import { LiveSession } from './live-session.ts';
 
@@ -49,10 +52,26 @@ export class SessionHub {
     return pending.catch(() => undefined);
   }
 
-  attach(record: SessionRecord, conn: ClientConnection, principal: Principal): Attachment {
-    const a = new Attachment(this, record.id, conn, principal, this.deps.logger.child({ session: record.id }));
+  /**
+   * A new connection on a session. Its principal is fixed for its life; when the principal's
+   * credential expires, the connection ends with UNAUTHENTICATED and close 4401, whatever its role.
+   */
+  attach(record: SessionRecord, conn: ClientConnection, principal: Principal, peer: Peer = {}): Attachment {
+    const logger = this.deps.logger.child({ session: record.id, ...auditIdentity(principal, peer) });
+    const a = new Attachment(this, record.id, conn, principal, logger);
     this.attachments.add(a);
-    a.onEnded(() => this.attachments.delete(a));
+    logger.log('info', 'audit.connect', { client_id: a.clientId });
+    const expiry =
+      principal.expiresAt === undefined
+        ? null
+        : onExpiry(principal.expiresAt, () => this.deps.clock.now(), () => {
+            logger.log('info', 'audit.credential_expired', { client_id: a.clientId });
+            a.end(new BindingError('UNAUTHENTICATED', 'the bearer token of this connection has expired: reconnect with a fresh one', { fatal: true }));
+          });
+    a.onEnded(() => {
+      this.attachments.delete(a);
+      expiry?.cancel();
+    });
     return a;
   }
 

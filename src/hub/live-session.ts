@@ -104,6 +104,7 @@ export class LiveSession {
     member.hold();
     this.members.set(member.clientId, member);
     member.sendUnicast(this.roleFrame(member, decision, requestId));
+    this.audit(member, 'audit.attach', { role: decision.role, downgraded: decision.downgraded, reason: decision.reason, replay_from: replayFrom ?? undefined });
 
     const joined = this.emit('MembershipChanged', this.membership());
     const screen = this.timedSnapshot('join', this.screen!);
@@ -117,6 +118,7 @@ export class LiveSession {
     const last = this.sequence;
     member.role = 'observer';
     member.sendUnicast(this.roleFrame(member, { role: 'observer', downgraded: false, reason: 'the session has ended' }, requestId));
+    this.audit(member, 'audit.attach', { role: 'observer', session_state: 'closed', replay_from: replayFrom ?? undefined });
     let frames = replayFrom === null || replayFrom === undefined ? null : await this.replay(member, replayFrom, last, requestId);
     frames ??= (await this.deps.store.readLog(this.id, last - 1)).map((e) => ({ sequence: e.sequence, json: e.frame }));
     const keyframe = this.screen ? this.unicast('Keyframe', requestId, this.keyframePayload(await this.timedSnapshot('join', this.screen)), last) : null;
@@ -145,6 +147,7 @@ export class LiveSession {
   leave(member: Member): void {
     member.dispose();
     if (!this.members.delete(member.clientId)) return;
+    this.audit(member, 'audit.detach', { role: member.role, cause: 'leave_session' });
     const frame = this.emit('MembershipChanged', this.membership());
     member.sendLog(frame);
   }
@@ -158,6 +161,7 @@ export class LiveSession {
       maxObservers: this.deps.config.maxObservers,
     });
     const changed = decision.role !== member.role;
+    if (changed) this.audit(member, 'audit.role_change', { from: member.role, to: decision.role, downgraded: decision.downgraded, reason: decision.reason });
     member.role = decision.role;
     member.sendUnicast(this.roleFrame(member, decision, requestId));
     if (changed) this.emit('MembershipChanged', this.membership());
@@ -233,7 +237,9 @@ export class LiveSession {
 
   detach(member: Member): void {
     member.dispose();
-    if (this.members.delete(member.clientId)) this.emit('MembershipChanged', this.membership());
+    if (!this.members.delete(member.clientId)) return;
+    this.audit(member, 'audit.detach', { role: member.role, cause: 'disconnect' });
+    this.emit('MembershipChanged', this.membership());
   }
 
   // ------------------------------------------------------------------ internals
@@ -370,7 +376,15 @@ export class LiveSession {
 
   private requireController(member: Member, what: string): void {
     if (!this.members.has(member.clientId)) throw new BindingError('INVALID_REQUEST', `join the session (pty.join_session) before you ${what}`);
+    if (!member.mayControl) throw new BindingError('PERMISSION_DENIED', `this connection's principal has only the pty:observe scope: it cannot ${what}`);
     if (member.role !== 'controller') throw new BindingError('PERMISSION_DENIED', `observers cannot ${what}: request the controller role first`);
+  }
+
+  /** One audit line; observers see everything typed and shown, so their attach is a disclosure event. */
+  private audit(member: Member, msg: string, fields: Record<string, unknown>): void {
+    const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+    const becomesObserver = msg !== 'audit.detach' && (fields.to ?? fields.role) === 'observer';
+    (member.audit ?? this.deps.logger).log('info', msg, { session: this.id, client_id: member.clientId, ...defined, ...(becomesObserver ? { disclosure: true } : {}) });
   }
 
   private requireRunning(): void {

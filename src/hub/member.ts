@@ -1,7 +1,7 @@
 // One joined connection as the session sees it: its role, and the ordered delivery of its frames.
 // A connection that stops reading is *lagged*: its Output is dropped (never the PTY's or another
 // client's problem) until its socket drains, then it gets PTY_OUTPUT_LAGGED and a fresh Keyframe.
-import type { ClientConnection } from '../ports.ts';
+import type { ClientConnection, Logger } from '../ports.ts';
 import type { Role } from '../protocol/pty-payloads.ts';
 import type { LogFrame } from './live-session.ts';
 
@@ -21,6 +21,8 @@ export interface LagPolicy {
 
 export class Member {
   role: Role = 'observer';
+  /** The connection's audit logger (principal, scopes, peer); role events are logged through it. */
+  audit: Logger | undefined;
   /** Log frames produced while this member's initial flush is being read are held here, in order. */
   private held: Held[] | null = null;
   /** Highest log-frame sequence delivered: nothing at or below it is sent again. */

@@ -1,6 +1,7 @@
 // The binding's frame envelope (pty-ws-v1 §3, DECISIONS §1): one JSON object per TEXT frame.
 import * as v from 'valibot';
 import { BindingError } from '../errors.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
@@ -31,6 +32,7 @@ export interface ServerFrame<P = unknown> {
  */
 export function decodeClientFrame(text: string): { ok: true; frame: ClientEnvelope } | { ok: false; id: string | null; error: BindingError } {
   let raw: unknown;
+  if (nestsDeeperThan(text)) return { ok: false, id: null, error: new BindingError('INVALID_REQUEST', `frame nests deeper than ${MAX_JSON_DEPTH} levels`) };
   try {
     raw = JSON.parse(text);
   } catch {

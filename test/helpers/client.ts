@@ -10,6 +10,20 @@ export interface Frame {
   payload: Record<string, unknown> & { kind?: string };
 }
 
+export interface ConnectOptions {
+  token?: string | null;
+  protocols?: string[];
+  headers?: Record<string, string>;
+  /** Trusted CA for a wss:// server with a self-signed certificate. */
+  ca?: string | Buffer;
+}
+
+function open(url: string, opts: ConnectOptions): WebSocket {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  return new WebSocket(url, opts.protocols ?? ['pty-ws.v1'], opts.ca ? { headers, ca: opts.ca } : { headers });
+}
+
 export type Received = { type: 'json'; frame: Frame } | { type: 'binary'; data: Buffer };
 
 export class TestClient {
@@ -28,24 +42,27 @@ export class TestClient {
     });
   }
 
-  static async connect(url: string, opts: { token?: string | null; protocols?: string[]; headers?: Record<string, string> } = {}): Promise<TestClient> {
-    const headers: Record<string, string> = { ...opts.headers };
-    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-    const ws = new WebSocket(url, opts.protocols ?? ['pty-ws.v1'], { headers });
+  static async connect(url: string, opts: ConnectOptions = {}): Promise<TestClient> {
+    const ws = open(url, opts);
     const client = new TestClient(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
-      ws.once('error', reject);
+      ws.on('error', reject);
     });
     return client;
   }
 
-  /** The HTTP status a refused upgrade got. */
-  static async refusedStatus(url: string, opts: { token?: string; protocols?: string[] } = {}): Promise<number> {
-    const headers: Record<string, string> = {};
-    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-    const ws = new WebSocket(url, opts.protocols ?? ['pty-ws.v1'], { headers });
+  /** The HTTP status a refused upgrade got; rejects if the upgrade is accepted. */
+  static async refusedStatus(url: string, opts: ConnectOptions = {}): Promise<number> {
+    const status = await TestClient.upgradeStatus(url, opts);
+    if (status === 101) throw new Error('upgrade was accepted');
+    return status;
+  }
+
+  /** 101 when the upgrade is accepted (the socket is closed again at once), else the HTTP status. */
+  static upgradeStatus(url: string, opts: ConnectOptions = {}): Promise<number> {
+    const ws = open(url, opts);
     return new Promise((resolve, reject) => {
       ws.once('unexpected-response', (_req, res) => {
         resolve(res.statusCode ?? 0);
@@ -53,9 +70,9 @@ export class TestClient {
       });
       ws.once('open', () => {
         ws.close();
-        reject(new Error('upgrade was accepted'));
+        resolve(101);
       });
-      ws.once('error', () => undefined);
+      ws.on('error', reject);
     });
   }
 

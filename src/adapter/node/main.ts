@@ -1,5 +1,5 @@
 // The `pty-ws` command line: start (router + default session), serve (router), pty-host.
-import { ConfigError, loadConfig, parseArgs, settingsHelp } from '../../config.ts';
+import { ConfigError, loadConfig, parseArgs, settingsHelp, type Config } from '../../config.ts';
 import { startServer, type RunningServer } from './server.ts';
 
 const USAGE = `usage: pty-ws <command> [--flag value ...]
@@ -30,9 +30,12 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
 
-  let config;
+  let config: Config;
+  let server: RunningServer;
   try {
     config = loadConfig(process.env, args.flags);
+    // Settings that are each valid but unusable together (or files that are broken) surface here.
+    server = await startServer(config, { createDefaultSession: args.command === 'start' });
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`pty-ws: ${e.message}\n`);
@@ -40,9 +43,7 @@ async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-
-  const server = await startServer(config, { createDefaultSession: args.command === 'start' });
-  printBanner(server, config.instanceId);
+  printBanner(server, config);
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -64,17 +65,21 @@ async function main(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // SIGHUP re-reads the token map; without one it keeps its default meaning (the terminal went away: exit).
+  if (config.tokensFile !== undefined) process.on('SIGHUP', () => void server.reloadTokens());
   return -1;
 }
 
-function printBanner(s: RunningServer, instanceId: string): void {
+function printBanner(s: RunningServer, config: Config): void {
+  const instanceId = config.instanceId;
   const ws = s.origin.replace(/^http/, 'ws');
   const lines = [`pty-ws listening on ${s.origin}`];
   lines.push(`  web page:    ${s.origin}/${s.devToken ? `#token=${s.devToken}` : ''}`);
   if (s.defaultSession) lines.push(`  attach URL:  ${ws}/agents/${instanceId}/sessions/${s.defaultSession.id}/attach`);
   lines.push(`  sessions:    ${s.origin}/agents/${instanceId}/sessions`);
   if (s.devToken) lines.push(`  dev token:   ${s.devToken}`, '               (scope pty:control; printed once, only its hash is kept; a new one each start)');
-  else lines.push('  auth:        off (PTY_WS_AUTH=off): anyone who can reach this port can type into its sessions');
+  else if (!config.auth) lines.push('  auth:        off (PTY_WS_AUTH=off): anyone who can reach this port can type into its sessions');
+  else lines.push(`  auth:        bearer tokens from ${[config.tokensFile !== undefined ? 'PTY_WS_TOKENS_FILE' : '', (config.jwtSecret ?? config.jwtPublicKey ?? config.jwksUrl) !== undefined ? 'JWT' : ''].filter(Boolean).join(' and ')}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

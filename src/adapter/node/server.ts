@@ -1,19 +1,21 @@
 // The Node adapter: wires the portable core to node:http, `ws`, the PTY host process and a libSQL file.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { dirname, resolve } from 'node:path';
+import { createSecureContext } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { serve, upgradeWebSocket, type ServerType } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
 import { createApp } from '../../../routes/app.ts';
 import { openStore } from '../../../storage/open.ts';
-import { HashedTokenAuthenticator, NO_AUTH, type Authenticator } from '../../auth/authenticator.ts';
-import type { Config } from '../../config.ts';
+import { ConfigError, type Config } from '../../config.ts';
 import { SessionHub } from '../../hub/hub.ts';
 import { NATIVE_ONLY } from '../../hub/session-host.ts';
 import { newSessionRecord } from '../../hub/session-record.ts';
-import { randomToken, sha256Hex } from '../../ids.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, SessionRecord } from '../../ports.ts';
+import { setUpAuth } from './auth-setup.ts';
 import { jsonLogger } from './logger.ts';
 import { ensurePtyHost } from './pty-host-client.ts';
 import { PrometheusMetrics } from './prometheus.ts';
@@ -22,7 +24,7 @@ import { wrapNodeSocket } from './ws-connection.ts';
 
 export interface RunningServer {
   port: number;
-  /** http://host:port */
+  /** http://host:port, or https:// when serving TLS */
   origin: string;
   /** The bearer token generated for this run (null when auth is off or tokens come from config). */
   devToken: string | null;
@@ -30,6 +32,8 @@ export interface RunningServer {
   hub: SessionHub;
   /** The PTY host this router started, if it started one. */
   ptyHostPid: number | undefined;
+  /** Re-reads PTY_WS_TOKENS_FILE (SIGHUP); open connections keep their principal. False when the old map stays. */
+  reloadTokens(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -40,7 +44,8 @@ export interface StartOptions {
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId }, { pretty: process.stderr.isTTY });
-  const { auth, devToken } = await authenticatorFor(config);
+  const { auth, devToken, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger);
+  const tls = loadTls(config);
 
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   if (config.databaseUrl.startsWith('file:')) mkdirSync(dirname(resolve(config.databaseUrl.slice('file:'.length))), { recursive: true });
@@ -72,6 +77,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     auth,
     upgradeWebSocket,
     wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale, metrics),
+    remoteAddress: (c) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.remoteAddress,
     ready: async () => {
       const problems: string[] = [];
       await store.lastSequence('readyz').catch((e: unknown) => problems.push(`database: ${String(e)}`));
@@ -98,9 +104,15 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     },
   });
 
-  const server = await listen(() => serve({ fetch: app.fetch, port: config.port, hostname: config.host, websocket: { server: wss } }));
+  const base = { fetch: app.fetch, port: config.port, hostname: config.host, websocket: { server: wss } };
+  const server = await listen(() => (tls ? serve({ ...base, createServer: createHttpsServer, serverOptions: tls }) : serve(base))).catch(async (e: unknown) => {
+    await hub.shutdown(ptyHandle.child !== undefined);
+    await store.close();
+    await ptyHandle.stop();
+    throw e;
+  });
   const port = (server.address() as AddressInfo).port;
-  const origin = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const origin = `${tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 
   let defaultSession: SessionRecord | null = null;
   if (opts.createDefaultSession) {
@@ -124,19 +136,26 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       await screens.close();
     })());
 
-  return { port, origin, devToken, defaultSession, hub, ptyHostPid: ptyHandle.child?.pid, close };
+  return { port, origin, devToken, defaultSession, hub, ptyHostPid: ptyHandle.child?.pid, reloadTokens, close };
 }
 
-async function authenticatorFor(config: Config): Promise<{ auth: Authenticator; devToken: string | null }> {
-  if (config.tokensFile || config.jwtSecret || config.jwtPublicKey || config.jwksUrl) {
-    throw new Error('PTY_WS_TOKENS_FILE and JWT bearers are not implemented yet (issue 7); use the generated dev token or PTY_WS_AUTH=off');
+/** The certificate and key, read and checked as a pair now, so a bad file stops the start with its name. */
+function loadTls(config: Config): { cert: Buffer; key: Buffer } | null {
+  if (config.tlsCert === undefined || config.tlsKey === undefined) return null;
+  const read = (setting: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (e) {
+      throw new ConfigError([`${setting} ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? String(e)})`]);
+    }
+  };
+  const pair = { cert: read('PTY_WS_TLS_CERT', config.tlsCert), key: read('PTY_WS_TLS_KEY', config.tlsKey) };
+  try {
+    createSecureContext(pair);
+  } catch (e) {
+    throw new ConfigError([`PTY_WS_TLS_CERT ${config.tlsCert} / PTY_WS_TLS_KEY ${config.tlsKey}: not a usable certificate and key pair (${e instanceof Error ? e.message : String(e)})`]);
   }
-  if (!config.auth) {
-    if (config.production) throw new Error('PTY_WS_AUTH=off is refused with PTY_WS_PRODUCTION=1');
-    return { auth: NO_AUTH, devToken: null };
-  }
-  const token = randomToken();
-  return { auth: new HashedTokenAuthenticator([{ sha256: await sha256Hex(token), principal: 'dev', scopes: ['pty:control'] }]), devToken: token };
+  return pair;
 }
 
 function listen(start: () => ServerType): Promise<ServerType> {

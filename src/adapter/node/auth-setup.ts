@@ -1,0 +1,96 @@
+// Builds the authenticator from the configuration: reads the token map and key files (the Node side
+// of auth) and hands their text to the portable parsers. The token map reloads on demand (SIGHUP).
+import { readFileSync } from 'node:fs';
+import { CompositeAuthenticator, NO_AUTH, type Authenticator } from '../../auth/authenticator.ts';
+import { createJwtAuthenticator, JwtConfigError, type JwtSettings } from '../../auth/jwt.ts';
+import { securityProblems } from '../../auth/startup-policy.ts';
+import { parseTokenMap, TokenMapAuthenticator, TokenMapError, type TokenEntry } from '../../auth/token-map.ts';
+import { ConfigError, type Config } from '../../config.ts';
+import { randomToken, sha256Hex } from '../../ids.ts';
+import type { Clock, Logger } from '../../ports.ts';
+
+export interface AuthSetup {
+  auth: Authenticator;
+  /** The bearer token generated for this run (null when auth is off or tokens come from config). */
+  devToken: string | null;
+  /** Re-reads PTY_WS_TOKENS_FILE; a broken file keeps the old map. Resolves false when nothing changed. */
+  reloadTokens(): Promise<boolean>;
+}
+
+/** Throws ConfigError naming the setting (and file) for anything that would not work. */
+export async function setUpAuth(config: Config, clock: Clock, logger: Logger): Promise<AuthSetup> {
+  const problems = securityProblems(config);
+  if (problems.length) throw new ConfigError(problems);
+  const nothingToReload = async () => {
+    logger.log('warn', 'token reload requested but PTY_WS_TOKENS_FILE is not set');
+    return false;
+  };
+  if (!config.auth) return { auth: NO_AUTH, devToken: null, reloadTokens: nothingToReload };
+
+  const jwt = hasJwt(config) ? await jwtAuthenticator(config, clock, logger) : null;
+  if (config.tokensFile === undefined) {
+    if (jwt) return { auth: jwt, devToken: null, reloadTokens: nothingToReload };
+    const token = randomToken();
+    const dev = new TokenMapAuthenticator([{ sha256: await sha256Hex(token), principal: 'dev', scopes: ['pty:control'] }], clock);
+    return { auth: dev, devToken: token, reloadTokens: nothingToReload };
+  }
+
+  const file = config.tokensFile;
+  const tokens = new TokenMapAuthenticator(readTokenMap(file), clock);
+  const reloadTokens = async () => {
+    try {
+      tokens.replace(readTokenMap(file));
+      logger.log('info', 'token map reloaded', { file, tokens: tokens.size });
+      return true;
+    } catch (e) {
+      logger.log('error', 'token map reload failed: keeping the previous map', { file, error: e instanceof ConfigError ? e.problems.join('; ') : String(e) });
+      return false;
+    }
+  };
+  return { auth: jwt ? new CompositeAuthenticator(tokens, jwt) : tokens, devToken: null, reloadTokens };
+}
+
+function readTokenMap(file: string): TokenEntry[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError([`PTY_WS_TOKENS_FILE ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? String(e)})`]);
+  }
+  try {
+    return parseTokenMap(text);
+  } catch (e) {
+    if (e instanceof TokenMapError) throw new ConfigError([`PTY_WS_TOKENS_FILE ${file}: ${e.message}`]);
+    throw e;
+  }
+}
+
+function hasJwt(c: Config): boolean {
+  return c.jwtSecret !== undefined || c.jwtPublicKey !== undefined || c.jwksUrl !== undefined;
+}
+
+async function jwtAuthenticator(config: Config, clock: Clock, logger: Logger): Promise<Authenticator> {
+  const settings: JwtSettings = {};
+  if (config.jwtSecret !== undefined) settings.secret = config.jwtSecret;
+  if (config.jwtPublicKey !== undefined) settings.publicKey = keyMaterial(config.jwtPublicKey);
+  if (config.jwksUrl !== undefined) settings.jwksUrl = config.jwksUrl;
+  if (config.jwtIssuer !== undefined) settings.issuer = config.jwtIssuer;
+  if (config.jwtAudience !== undefined) settings.audience = config.jwtAudience;
+  try {
+    return await createJwtAuthenticator(settings, clock, logger);
+  } catch (e) {
+    if (e instanceof JwtConfigError) throw new ConfigError([e.message]);
+    throw e;
+  }
+}
+
+/** PTY_WS_JWT_PUBLIC_KEY is the key itself (PEM or JWK) or the path of a file holding it. */
+function keyMaterial(value: string): string {
+  const v = value.trim();
+  if (v.startsWith('-----BEGIN') || v.startsWith('{')) return v;
+  try {
+    return readFileSync(v, 'utf8');
+  } catch (e) {
+    throw new ConfigError([`PTY_WS_JWT_PUBLIC_KEY ${v}: neither a PEM/JWK key nor a readable file (${(e as NodeJS.ErrnoException).code ?? String(e)})`]);
+  }
+}

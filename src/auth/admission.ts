@@ -1,0 +1,87 @@
+// Resource limits on attaches (pty-ws-v1 §11): open attaches per principal and per instance, and
+// upgrade attempts per principal per second. Checked before the upgrade, so a refusal is HTTP 429.
+import { BindingError } from '../errors.ts';
+
+export interface AdmissionLimits {
+  perPrincipal: number;
+  perInstance: number;
+  attemptsPerSecond: number;
+}
+
+/** An admitted attach: `opened` once the socket is up, `closed` when it ends (both idempotent). */
+export interface AdmissionTicket {
+  opened(): void;
+  closed(): void;
+}
+
+interface Ticket {
+  principal: string;
+  admittedAt: number;
+  state: 'pending' | 'open' | 'done';
+}
+
+/**
+ * An upgrade the route accepted but whose socket never opened (the client vanished mid-handshake)
+ * stops holding its slot after this long; no timer needed, stale tickets are dropped when counted.
+ */
+const PENDING_TTL_MS = 10_000;
+const WINDOW_MS = 1000;
+
+export class AttachAdmission {
+  private readonly tickets = new Set<Ticket>();
+  /** Recent upgrade attempts per principal, oldest first, within the last second. */
+  private readonly attempts = new Map<string, number[]>();
+
+  constructor(
+    private readonly limits: AdmissionLimits,
+    private readonly now: () => number,
+  ) {}
+
+  /** Counts an upgrade attempt by an authenticated principal; throws RATE_LIMITED over any limit. */
+  admit(principal: string): AdmissionTicket {
+    const now = this.now();
+    this.countAttempt(principal, now);
+    let mine = 0;
+    let all = 0;
+    for (const t of this.tickets) {
+      if (t.state === 'pending' && now - t.admittedAt > PENDING_TTL_MS) {
+        this.tickets.delete(t);
+        continue;
+      }
+      all++;
+      if (t.principal === principal) mine++;
+    }
+    if (mine >= this.limits.perPrincipal) throw limited(`principal ${principal} already has ${mine} open attaches (PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL=${this.limits.perPrincipal})`);
+    if (all >= this.limits.perInstance) throw limited(`this instance already has ${all} open attaches (PTY_WS_MAX_CONNECTIONS_PER_INSTANCE=${this.limits.perInstance})`);
+    const ticket: Ticket = { principal, admittedAt: now, state: 'pending' };
+    this.tickets.add(ticket);
+    return {
+      opened: () => {
+        if (ticket.state === 'pending') ticket.state = 'open';
+      },
+      closed: () => {
+        ticket.state = 'done';
+        this.tickets.delete(ticket);
+      },
+    };
+  }
+
+  get openCount(): number {
+    return this.tickets.size;
+  }
+
+  private countAttempt(principal: string, now: number): void {
+    for (const [p, times] of this.attempts) {
+      while (times.length && now - times[0]! >= WINDOW_MS) times.shift();
+      if (!times.length) this.attempts.delete(p);
+    }
+    const times = this.attempts.get(principal) ?? [];
+    this.attempts.set(principal, times);
+    if (times.length >= this.limits.attemptsPerSecond) throw limited(`too many upgrade attempts by ${principal}: at most ${this.limits.attemptsPerSecond} per second`);
+    times.push(now);
+  }
+}
+
+function limited(message: string): BindingError {
+  return new BindingError('RATE_LIMITED', message);
+}

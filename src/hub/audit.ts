@@ -1,0 +1,27 @@
+// The audit trail (pty-ws-v1 §7, pty-extensions §8): who attached, from where, with which rights, and
+// every role change, as structured log lines. Never a token, never typed input.
+import type { Principal } from '../auth/principal.ts';
+
+/** Where a connection came from, as the transport saw it. */
+export interface Peer {
+  remoteAddress?: string;
+  userAgent?: string;
+  /** X-Forwarded-For, recorded only when a trusted proxy sits in front. */
+  forwardedFor?: string;
+}
+
+const MAX_FIELD = 256;
+
+/** The identity fields every audit line of one connection carries. */
+export function auditIdentity(principal: Principal, peer: Peer): Record<string, unknown> {
+  return { principal: principal.id, scopes: [...principal.scopes], ...peerFields(peer) };
+}
+
+/** The peer as log fields, each bounded so a client cannot flood the log through its headers. */
+export function peerFields(peer: Peer): Record<string, string> {
+  const fields: Record<string, string> = {};
+  if (peer.remoteAddress) fields.remote_address = peer.remoteAddress.slice(0, MAX_FIELD);
+  if (peer.userAgent) fields.user_agent = peer.userAgent.slice(0, MAX_FIELD);
+  if (peer.forwardedFor) fields.forwarded_for = peer.forwardedFor.slice(0, MAX_FIELD);
+  return fields;
+}
