@@ -1,7 +1,7 @@
 import type { Client, InArgs, InStatement, ResultSet } from '@libsql/client';
 import { and, asc, desc, eq, getTableColumns, gt, lt, min, sql } from 'drizzle-orm';
 import type { LibSQLDatabase } from 'drizzle-orm/libsql';
-import type { LogEntry, Logger, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
+import type { LogEntry, Logger, LogLoss, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
 import { sessionLog, sessions } from './schema.ts';
 import { WriteQueue } from './write-queue.ts';
@@ -14,6 +14,13 @@ export interface LibsqlStoreOptions {
   flushIntervalMs?: number;
   /** Most log frames per commit; a full batch commits at once (default 500). */
   maxBatch?: number;
+  /** Most bytes of frames per commit (default 4 MiB): bounds one transaction, or one request to a remote server. */
+  maxBatchBytes?: number;
+  /**
+   * Most bytes of frames waiting for commit (default 64 MiB). While the database is down the
+   * queue grows; beyond this the oldest uncommitted frames are dropped and reported (onLogLoss).
+   */
+  maxQueuedBytes?: number;
   /** Waits before retrying a failed log commit (default 50, 200, 1000, 3000 ms). */
   retryDelaysMs?: readonly number[];
 }
@@ -41,6 +48,7 @@ export class LibsqlStore implements Store {
   readonly #logger: Logger | undefined;
   readonly #pending = new PendingLog();
   readonly #writes: WriteQueue;
+  readonly #lossListeners = new Set<(loss: LogLoss) => void>();
   #closed = false;
 
   constructor(db: StoreDatabase, options: LibsqlStoreOptions = {}) {
@@ -48,9 +56,12 @@ export class LibsqlStore implements Store {
     this.#logger = options.logger;
     this.#writes = new WriteQueue({
       commitLog: (batch) => this.#commitLog(batch),
-      onSettled: (batch) => this.#pending.remove(batch),
+      onSettled: (entries) => this.#pending.remove(entries),
+      onLost: (losses) => this.#reportLosses(losses),
       flushIntervalMs: options.flushIntervalMs ?? 5,
       maxBatch: options.maxBatch ?? 500,
+      maxBatchBytes: options.maxBatchBytes ?? 4 * 1024 * 1024,
+      maxQueuedBytes: options.maxQueuedBytes ?? 64 * 1024 * 1024,
       retryDelaysMs: options.retryDelaysMs ?? [50, 200, 1000, 3000],
       logger: options.logger,
     });
@@ -162,6 +173,11 @@ export class LibsqlStore implements Store {
     return result?.rowsAffected ?? 0;
   }
 
+  onLogLoss(listener: (loss: LogLoss) => void): () => void {
+    this.#lossListeners.add(listener);
+    return () => this.#lossListeners.delete(listener);
+  }
+
   flush(): Promise<void> {
     return this.#writes.flush();
   }
@@ -177,6 +193,18 @@ export class LibsqlStore implements Store {
       await this.#writes.flush();
     } finally {
       this.#db.$client.close();
+    }
+  }
+
+  #reportLosses(losses: LogLoss[]): void {
+    for (const loss of losses) {
+      for (const listener of [...this.#lossListeners]) {
+        try {
+          listener(loss);
+        } catch (err) {
+          this.#logger?.log('error', 'storage: log loss listener threw', { error: String(err) });
+        }
+      }
     }
   }
 
