@@ -54,11 +54,15 @@ export function describeOpenFailure(err: unknown, busyTimeoutMs: number): string
     return because('it cannot be opened for writing: check that the file and its directory exist and are writable by this user');
   }
   if (has(f, /SQLITE_FULL|disk is full|ENOSPC/i)) return because('the disk is full');
-  if (has(f, /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|ECONNRESET|fetch failed|WEBSOCKET/i)) {
+  if (has(f, /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|ECONNRESET|fetch failed/i)) {
     return because('the server cannot be reached: check the host and port, and that the libSQL server is running');
   }
   if (has(f, /\b401\b|\b403\b|Unauthorized|Forbidden/i)) {
     return because('the server refused the credentials: check PTY_WS_DATABASE_AUTH_TOKEN');
+  }
+  // Over ws:// a libSQL server answers a bad token by dropping the socket: no status to read.
+  if (has(f, /WebSocket was closed/i)) {
+    return because('the server closed the connection without a reason, as a libSQL server does for a token it refuses: check PTY_WS_DATABASE_AUTH_TOKEN');
   }
   return detail;
 }

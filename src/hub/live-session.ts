@@ -182,9 +182,9 @@ export class LiveSession {
    * but a replay will skip them. The session goes on; details are in the server log.
    */
   logLost(loss: LogLoss): void {
-    const range = loss.first === loss.last ? `frame ${loss.first}` : `frames ${loss.first}-${loss.last}`;
-    const why = loss.reason === 'queue_full' ? 'the database has been unavailable for too long' : 'the database refused the write';
-    const err = new BindingError('INTERNAL', `log ${range} of this session could not be stored (${why}); a replay will not include them`, {
+    const frames = loss.first === loss.last ? `frame ${loss.first}` : `frames ${loss.first}-${loss.last}`;
+    const why = loss.reason === 'queue_full' ? 'the database has been unavailable for too long' : 'writing to the database kept failing';
+    const err = new BindingError('INTERNAL', `log ${frames} of this session could not be stored (${why}): a replay will skip ${loss.frames === 1 ? 'it' : 'them'}`, {
       metadata: { first_lost_sequence: String(loss.first), last_lost_sequence: String(loss.last) },
     });
     for (const m of this.members.values()) {
