@@ -57,7 +57,7 @@ export function describeOpenFailure(err: unknown, busyTimeoutMs: number): string
   if (has(f, /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|ECONNRESET|fetch failed/i)) {
     return because('the server cannot be reached: check the host and port, and that the libSQL server is running');
   }
-  if (has(f, /\b401\b|\b403\b|Unauthorized|Forbidden/i)) {
+  if (has(f, /\b401\b|\b403\b|Unauthorized|Forbidden|Authentication failed|JWT is invalid/i)) {
     return because('the server refused the credentials: check PTY_WS_DATABASE_AUTH_TOKEN');
   }
   // Over ws:// a libSQL server answers a bad token by dropping the socket: no status to read.

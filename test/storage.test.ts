@@ -13,7 +13,6 @@ import { openStore, type OpenStoreOptions } from '../storage/open.ts';
 import { mergeBySequence } from '../storage/pending-log.ts';
 import type { LibsqlStore } from '../storage/store.ts';
 import { freePort } from './helpers/processes.ts';
-import { startSqld } from './helpers/sqld.ts';
 
 let dir: string;
 let url: string;
@@ -195,35 +194,6 @@ describe('opening', () => {
     expect(err).toBeInstanceOf(StoreOpenError);
     expect((err as Error).message).toContain(`cannot use the database http://127.0.0.1:${port}: the server cannot be reached`);
     expect((err as Error).message).not.toContain('s3cr3t');
-  });
-});
-
-describe('a libSQL server (sqld)', () => {
-  it('holds the same store over ws:// and http:// with a JWT, and refuses a token it did not sign', { timeout: 30_000 }, async () => {
-    const sqld = await startSqld(dir);
-    try {
-      const overWs = await openStore({ url: sqld.wsUrl, authToken: sqld.authToken });
-      await overWs.createSession(session('remote'));
-      const frames = Array.from({ length: 1200 }, (_, i) => frame('remote', i + 1));
-      for (const entry of frames) overWs.appendLog(entry);
-      await overWs.close();
-
-      const overHttp = await openStore({ url: sqld.httpUrl, authToken: sqld.authToken });
-      opened.push(overHttp);
-      expect(await overHttp.getSession('local', 'remote')).toEqual(session('remote'));
-      expect(await overHttp.readLog('remote', 0)).toEqual(frames);
-      expect(await overHttp.lastSequence('remote')).toBe(1200);
-
-      const refusedOverHttp = await openStore({ url: sqld.httpUrl, authToken: sqld.foreignToken }).catch((e: unknown) => e);
-      expect(refusedOverHttp).toBeInstanceOf(StoreOpenError);
-      expect((refusedOverHttp as Error).message).toMatch(new RegExp(`^cannot use the database ${sqld.httpUrl}: the server refused the credentials`));
-      // Over ws:// sqld just drops the socket (close 1006): the message can only suspect the token.
-      const refusedOverWs = await openStore({ url: sqld.wsUrl, authToken: sqld.foreignToken }).catch((e: unknown) => e);
-      expect(refusedOverWs).toBeInstanceOf(StoreOpenError);
-      expect((refusedOverWs as Error).message).toMatch(new RegExp(`^cannot use the database ${sqld.wsUrl}: the server closed the connection .* check PTY_WS_DATABASE_AUTH_TOKEN`));
-    } finally {
-      await sqld.stop();
-    }
   });
 });
 
