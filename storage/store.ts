@@ -2,6 +2,7 @@ import type { Client, InArgs, InStatement, ResultSet } from '@libsql/client';
 import { and, asc, desc, eq, getTableColumns, gt, lt, min, sql } from 'drizzle-orm';
 import type { LibSQLDatabase } from 'drizzle-orm/libsql';
 import type { LogEntry, Logger, LogLoss, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
+import { logInserts } from './log-insert.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
 import { sessionLog, sessions } from './schema.ts';
 import { WriteQueue } from './write-queue.ts';
@@ -37,9 +38,6 @@ export interface PruneOptions {
 /** A drizzle query builder: built here, run through the client so the batch is a write transaction. */
 type BuiltQuery = { toSQL(): { sql: string; params: unknown[] } };
 
-// Small enough for any server's bound-parameter limit (SQLite's old default was 999).
-const ROWS_PER_INSERT = 100;
-
 const { currentSequence: _currentSequence, ...recordColumns } = getTableColumns(sessions);
 
 /** The session and log tables behind the `Store` port, with every write through one queue. */
@@ -49,6 +47,8 @@ export class LibsqlStore implements Store {
   readonly #pending = new PendingLog();
   readonly #writes: WriteQueue;
   readonly #lossListeners = new Set<(loss: LogLoss) => void>();
+  /** Insert statement text by row count (see logInserts). */
+  readonly #insertTexts = new Map<number, string>();
   #closed = false;
 
   constructor(db: StoreDatabase, options: LibsqlStoreOptions = {}) {
@@ -215,13 +215,7 @@ export class LibsqlStore implements Store {
   }
 
   async #commitLog(batch: readonly LogEntry[]): Promise<void> {
-    const statements: InStatement[] = [];
-    for (let i = 0; i < batch.length; i += ROWS_PER_INSERT) {
-      const rows = batch.slice(i, i + ROWS_PER_INSERT);
-      // Ignoring a row already there makes a retry idempotent when a commit succeeded but its
-      // acknowledgement was lost (remote databases).
-      statements.push(toStatement(this.#db.insert(sessionLog).values(rows).onConflictDoNothing()));
-    }
+    const statements = logInserts(batch, this.#insertTexts);
     for (const [sessionId, last] of lastSequences(batch)) {
       const bump = this.#db
         .update(sessions)

@@ -14,7 +14,8 @@ export interface WriteQueueOptions {
   maxBatchBytes: number;
   /**
    * Most bytes of frames held for commit. Beyond it the oldest frames not being committed
-   * are dropped: memory stays bounded while the database is down.
+   * are dropped, down to three quarters of it (in bulk, so a full queue does not pay for a
+   * drop on every append): memory stays bounded while the database is down.
    */
   maxQueuedBytes: number;
   /** Waits before each retry of a failed log commit; the batch is dropped when they run out. */
@@ -172,10 +173,11 @@ export class WriteQueue {
     }
   }
 
-  /** Drops the oldest log entries not being committed until the queue is back under its byte cap. */
+  /** Drops the oldest log entries not being committed until the queue is down to 3/4 of its byte cap. */
   #makeRoom(): void {
+    const target = this.#opts.maxQueuedBytes * 0.75;
     const dropped: LogEntry[] = [];
-    for (let i = 0; i < this.#ops.length && this.#queuedBytes > this.#opts.maxQueuedBytes; ) {
+    for (let i = 0; i < this.#ops.length && this.#queuedBytes > target; ) {
       const op = this.#ops[i]!;
       if (op.kind !== 'log') {
         i++;
@@ -183,7 +185,7 @@ export class WriteQueue {
       }
       const keep = i === 0 ? this.#inFlight : 0;
       let n = 0;
-      while (keep + n < op.entries.length && this.#queuedBytes > this.#opts.maxQueuedBytes) this.#queuedBytes -= bytesOf(op.entries[keep + n++]!);
+      while (keep + n < op.entries.length && this.#queuedBytes > target) this.#queuedBytes -= bytesOf(op.entries[keep + n++]!);
       dropped.push(...op.entries.splice(keep, n));
       // An emptied op goes, unless it is the head a commit is working on.
       if (op.entries.length === 0 && !(i === 0 && this.#draining)) this.#ops.splice(i, 1);

@@ -47,7 +47,7 @@ const frame = (sequence: number): LogEntry => ({
 });
 
 describe('a libSQL server (sqld)', () => {
-  it('holds the same store over ws:// and http:// with a JWT, and refuses a token it did not sign', { timeout: 30_000 }, async () => {
+  it('holds the same store over ws://, http:// and libsql://?tls=0 with a JWT, and refuses a token it did not sign', { timeout: 30_000 }, async () => {
     const sqld = await startSqld(dir);
     try {
       const overWs = await openStore({ url: sqld.wsUrl, authToken: sqld.authToken });
@@ -61,6 +61,11 @@ describe('a libSQL server (sqld)', () => {
       expect(await overHttp.readLog('remote', 0)).toEqual(frames);
       expect(await overHttp.lastSequence('remote')).toBe(1200);
       await overHttp.close();
+
+      // libsql:// is https:// (or, with ?tls=0, http://) to the client; sqld here serves no TLS.
+      const overLibsql = await openStore({ url: `${sqld.httpUrl.replace(/^http:/, 'libsql:')}?tls=0`, authToken: sqld.authToken });
+      expect(await overLibsql.readLog('remote', 1190)).toEqual(frames.slice(1190));
+      await overLibsql.close();
 
       const refusedOverHttp = await openStore({ url: sqld.httpUrl, authToken: sqld.foreignToken }).catch((e: unknown) => e);
       expect(refusedOverHttp).toBeInstanceOf(StoreOpenError);

@@ -360,7 +360,7 @@ describe('log', () => {
 
   it('bounds memory while the database is down: drops the oldest uncommitted frames and reports them', async () => {
     const records: Array<{ level: LogLevel; msg: string }> = [];
-    // Frames of exactly 100 bytes, so the 1000-byte cap holds exactly ten of them.
+    // Frames of exactly 100 bytes: the 1000-byte cap holds ten of them, and a drop goes down to 750 bytes.
     const sized = (sessionId: string, sequence: number): LogEntry => ({ ...frame(sessionId, sequence), frame: JSON.stringify({ sequence, pad: '' }).padEnd(100, ' ') });
     const store = await open({ logger: recordingLogger(records), retryDelaysMs: [300], maxQueuedBytes: 1000, maxBatch: 5 });
     const losses: LogLoss[] = [];
@@ -370,7 +370,8 @@ describe('log', () => {
 
     store.appendLog(sized('s', 1));
     await vi.waitFor(() => expect(records.map((r) => r.level)).toEqual(['warn']), { interval: 5 });
-    // Frame 1 is being retried: it stays. Of the rest only the newest nine fit beside it.
+    // Frame 1 is being retried: it stays. Each time an append passes 1000 bytes, the oldest
+    // others go until seven frames are left.
     for (let i = 2; i <= 40; i++) store.appendLog(sized('s', i));
     store.appendLog(sized('t', 1));
     expect(records.filter((r) => r.level === 'error').map((r) => r.msg)).toContain('storage: write queue full, dropping the oldest log frames not yet committed');
@@ -378,13 +379,14 @@ describe('log', () => {
     await raw.execute('alter table session_log_away rename to session_log');
     // Still queued (frame 1 waits for its retry), and readable without the dropped ones.
     expect(await count(raw, 's')).toBe(0);
-    expect((await store.readLog('s', 0)).map((e) => e.sequence)).toEqual([1, ...range(33, 40)]);
+    const kept = [1, ...range(34, 40)];
+    expect((await store.readLog('s', 0)).map((e) => e.sequence)).toEqual(kept);
     expect((await store.readLog('t', 0)).map((e) => e.sequence)).toEqual([1]);
     await store.flush();
-    expect((await store.readLog('s', 0)).map((e) => e.sequence)).toEqual([1, ...range(33, 40)]);
-    expect(await count(raw, 's')).toBe(9);
+    expect((await store.readLog('s', 0)).map((e) => e.sequence)).toEqual(kept);
+    expect(await count(raw, 's')).toBe(kept.length);
     expect(await store.lastSequence('s')).toBe(40);
-    expect(losses).toEqual([{ sessionId: 's', first: 2, last: 32, frames: 31, reason: 'queue_full' }]);
+    expect(losses).toEqual([{ sessionId: 's', first: 2, last: 33, frames: 32, reason: 'queue_full' }]);
   });
 });
 
