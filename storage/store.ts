@@ -15,7 +15,7 @@ export interface LibsqlStoreOptions {
   flushIntervalMs?: number;
   /** Most log frames per commit; a full batch commits at once (default 500). */
   maxBatch?: number;
-  /** Most bytes of frames per commit (default 4 MiB): bounds one transaction, or one request to a remote server. */
+  /** Most bytes of frames per commit (default 1 MiB): bounds one transaction, or one request to a remote server. */
   maxBatchBytes?: number;
   /**
    * Most bytes of frames waiting for commit (default 64 MiB). While the database is down the
@@ -60,7 +60,7 @@ export class LibsqlStore implements Store {
       onLost: (losses) => this.#reportLosses(losses),
       flushIntervalMs: options.flushIntervalMs ?? 5,
       maxBatch: options.maxBatch ?? 500,
-      maxBatchBytes: options.maxBatchBytes ?? 4 * 1024 * 1024,
+      maxBatchBytes: options.maxBatchBytes ?? 1024 * 1024,
       maxQueuedBytes: options.maxQueuedBytes ?? 64 * 1024 * 1024,
       retryDelaysMs: options.retryDelaysMs ?? [50, 200, 1000, 3000],
       logger: options.logger,
