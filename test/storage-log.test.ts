@@ -19,9 +19,18 @@ afterEach(async () => {
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
-/** Runs `command` in a new session with one client attached from its first frame; resolves once it has ended and its log is committed. */
-async function runToEnd(command: string, env: Record<string, string>): Promise<{ rows: LogRow[]; live: Frame[] }> {
-  server = await startTestServer(env);
+/**
+ * Runs `command` in a new session under the given retention, one Keyframe every `keyframeEvery`
+ * Output frames, and one client attached from its first frame. Resolves once it has ended and its
+ * log is committed, with the rows left and every frame the client got (all of 1..last).
+ */
+async function runToEnd(command: string, retention: { frames: number; seconds: number; keyframeEvery: number }): Promise<{ rows: LogRow[]; live: Frame[]; last: Frame }> {
+  server = await startTestServer({
+    PTY_WS_REPLAY_BUFFER_FRAMES: String(retention.frames),
+    PTY_WS_REPLAY_RETENTION_SECONDS: String(retention.seconds),
+    PTY_WS_KEYFRAME_INTERVAL_FRAMES: String(retention.keyframeEvery),
+    PTY_WS_KEYFRAME_INTERVAL_SECONDS: '3600',
+  });
   db = createClient({ url: `file:${join(server.dir, 'pty-ws.db')}` });
   const { session_id: id } = await server.createSession({ command });
   const c = await TestClient.connect(server.attachUrl(id), { token: server.devToken });
@@ -29,7 +38,11 @@ async function runToEnd(command: string, env: Record<string, string>): Promise<{
   await c.waitForFrame((f) => f.payload.kind === 'Closed', 'the process to end', 30_000);
   await server.hub.deps.store.flush();
   c.close();
-  return { rows: await readLogRows(db, id), live: logFramesOf(c, [joined]) };
+  const live = logFramesOf(c, [joined]);
+  const last = live.at(-1)!;
+  expect(last.payload.kind).toBe('Closed');
+  expect(live.map((f) => f.sequence)).toEqual(range(1, last.sequence));
+  return { rows: await readLogRows(db, id), live, last };
 }
 
 describe('retention (the larger of replay_buffer_frames and replay_buffer_retention_seconds)', () => {
@@ -37,15 +50,11 @@ describe('retention (the larger of replay_buffer_frames and replay_buffer_retent
     // 100 lines, a pause longer than the retention age, then 20 more: at every prune during the
     // last burst fewer than 50 frames are recent, so the count rule decides. One Keyframe per
     // Output frame makes half the log Keyframes.
-    const { rows, live } = await runToEnd('for i in $(seq 1 100); do echo early-$i; sleep 0.01; done; sleep 1.5; for i in $(seq 1 20); do echo late-$i; sleep 0.01; done', {
-      PTY_WS_REPLAY_BUFFER_FRAMES: '50',
-      PTY_WS_REPLAY_RETENTION_SECONDS: '1',
-      PTY_WS_KEYFRAME_INTERVAL_FRAMES: '1',
-      PTY_WS_KEYFRAME_INTERVAL_SECONDS: '3600',
+    const { rows, live, last } = await runToEnd('for i in $(seq 1 100); do echo early-$i; sleep 0.01; done; sleep 1.5; for i in $(seq 1 20); do echo late-$i; sleep 0.01; done', {
+      frames: 50,
+      seconds: 1,
+      keyframeEvery: 1,
     });
-    const last = live.at(-1)!;
-    expect(last.payload.kind).toBe('Closed');
-    expect(live.map((f) => f.sequence)).toEqual(range(1, last.sequence));
 
     // What is kept is the newest stretch of the log, as sent.
     expect(rows.map((r) => r.sequence)).toEqual(range(rows[0]!.sequence, last.sequence));
@@ -64,14 +73,11 @@ describe('retention (the larger of replay_buffer_frames and replay_buffer_retent
   it('keeps every recent frame by age when they outnumber the count, and drops the older ones', { timeout: 30_000 }, async () => {
     // 40 lines, a pause longer than the 2 s retention age, then 40 more (with their Keyframes
     // about 60 frames, all within 2 s): every frame of the last burst stays, none before it.
-    const { rows, live } = await runToEnd('for i in $(seq 1 40); do echo early-$i; sleep 0.01; done; sleep 3; for i in $(seq 1 40); do echo late-$i; sleep 0.01; done', {
-      PTY_WS_REPLAY_BUFFER_FRAMES: '10',
-      PTY_WS_REPLAY_RETENTION_SECONDS: '2',
-      PTY_WS_KEYFRAME_INTERVAL_FRAMES: '2',
-      PTY_WS_KEYFRAME_INTERVAL_SECONDS: '3600',
+    const { rows, live, last } = await runToEnd('for i in $(seq 1 40); do echo early-$i; sleep 0.01; done; sleep 3; for i in $(seq 1 40); do echo late-$i; sleep 0.01; done', {
+      frames: 10,
+      seconds: 2,
+      keyframeEvery: 2,
     });
-    const last = live.at(-1)!;
-    expect(live.map((f) => f.sequence)).toEqual(range(1, last.sequence));
     // The pause: the one gap of more than 2 s between consecutive frames.
     const gaps = live.slice(1).map((f, i) => ({ at: f.sequence, ms: Date.parse(f.ts) - Date.parse(live[i]!.ts) })).filter((g) => g.ms > 2000);
     expect(gaps).toHaveLength(1);

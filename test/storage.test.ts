@@ -331,16 +331,24 @@ describe('log', () => {
     expect(await reopened.lastSequence('s')).toBe(1234);
   });
 
-  it('retries a failed commit, reports the frames it gives up on, and keeps accepting frames', async () => {
+  /**
+   * A store whose log table is renamed away under it by a second connection (a real fault), and
+   * `first` appended: resolves once its first commit has failed.
+   */
+  async function failingStore(options: Partial<OpenStoreOptions>, first: LogEntry): Promise<{ store: LibsqlStore; raw: Client; records: Array<{ level: LogLevel; msg: string }>; losses: LogLoss[] }> {
     const records: Array<{ level: LogLevel; msg: string }> = [];
-    const store = await open({ logger: recordingLogger(records), retryDelaysMs: [250] });
+    const store = await open({ logger: recordingLogger(records), ...options });
     const losses: LogLoss[] = [];
     store.onLogLoss((loss) => losses.push(loss));
     const raw = rawClient();
     await raw.execute('alter table session_log rename to session_log_away');
-
-    store.appendLog(frame('s', 1));
+    store.appendLog(first);
     await vi.waitFor(() => expect(records.map((r) => r.level)).toEqual(['warn']), { interval: 5 });
+    return { store, raw, records, losses };
+  }
+
+  it('retries a failed commit, reports the frames it gives up on, and keeps accepting frames', async () => {
+    const { store, raw, records, losses } = await failingStore({ retryDelaysMs: [250] }, frame('s', 1));
     await raw.execute('alter table session_log_away rename to session_log');
     await store.flush();
     expect(await count(raw, 's')).toBe(1);
@@ -359,17 +367,9 @@ describe('log', () => {
   });
 
   it('bounds memory while the database is down: drops the oldest uncommitted frames and reports them', async () => {
-    const records: Array<{ level: LogLevel; msg: string }> = [];
     // Frames of exactly 100 bytes: the 1000-byte cap holds ten of them, and a drop goes down to 750 bytes.
     const sized = (sessionId: string, sequence: number): LogEntry => ({ ...frame(sessionId, sequence), frame: JSON.stringify({ sequence, pad: '' }).padEnd(100, ' ') });
-    const store = await open({ logger: recordingLogger(records), retryDelaysMs: [300], maxQueuedBytes: 1000, maxBatch: 5 });
-    const losses: LogLoss[] = [];
-    store.onLogLoss((loss) => losses.push(loss));
-    const raw = rawClient();
-    await raw.execute('alter table session_log rename to session_log_away');
-
-    store.appendLog(sized('s', 1));
-    await vi.waitFor(() => expect(records.map((r) => r.level)).toEqual(['warn']), { interval: 5 });
+    const { store, raw, records, losses } = await failingStore({ retryDelaysMs: [300], maxQueuedBytes: 1000, maxBatch: 5 }, sized('s', 1));
     // Frame 1 is being retried: it stays. Each time an append passes 1000 bytes, the oldest
     // others go until seven frames are left.
     for (let i = 2; i <= 40; i++) store.appendLog(sized('s', i));
