@@ -102,7 +102,8 @@ async function benchPty(bench: string, command: string, printed: number, dir: st
     });
     const { session_id: sessionId } = (await res.json()) as { session_id: string };
     const watcher = new Worker(new URL('./log-watcher.mjs', import.meta.url), { workerData: { url, authToken, sessionId } });
-    const marks = new Promise<Array<[number, number]>>((resolve) => watcher.once('message', resolve));
+    const marks = new Promise<Array<[number, number]>>((resolve, reject) => watcher.once('message', resolve).once('error', reject));
+    marks.catch(() => undefined); // awaited below; a failed watcher must not crash the run before the server is closed
     const ws = new WebSocket(`${server.origin.replace(/^http/, 'ws')}/agents/local/sessions/${sessionId}/attach`, ['pty-ws.v1']);
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
     const closed = new Promise<void>((resolve) => {
