@@ -99,6 +99,20 @@ export interface LogEntry {
   frame: string;
 }
 
+/**
+ * A run of one session's log frames the store gave up on: they were delivered live but a
+ * replay will not include them.
+ */
+export interface LogLoss {
+  sessionId: string;
+  /** First and last sequence of the run; every sequence between them is lost too. */
+  first: number;
+  last: number;
+  frames: number;
+  /** `commit_failed`: the database kept refusing the write; `queue_full`: it was unavailable so long that the write queue hit its memory cap. */
+  reason: 'commit_failed' | 'queue_full';
+}
+
 export interface SessionPatch {
   state?: SessionState;
   cwd?: string | null;
@@ -131,7 +145,12 @@ export interface Store {
    * `keepFrames` and older than `keepSeconds`. Resolves with the number deleted.
    */
   prune(sessionId: string, opts: { keepFrames: number; keepSeconds: number; now: number }): Promise<number>;
-  /** Resolves when everything appended so far is committed. */
+  /**
+   * Calls `listener` with every run of log frames given up on (after the commit retries ran
+   * out, or dropped to bound memory while the database is down). Returns the unsubscribe.
+   */
+  onLogLoss(listener: (loss: LogLoss) => void): () => void;
+  /** Resolves when everything appended so far is committed; rejects if frames were given up on meanwhile. */
   flush(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import { createClient } from '@libsql/client';
 import { drizzle } from 'drizzle-orm/libsql';
 import { migrateDatabase } from './migrate.ts';
+import { describeOpenFailure, printableUrl, StoreOpenError } from './open-error.ts';
 import { LibsqlStore, type LibsqlStoreOptions } from './store.ts';
 
 export interface OpenStoreOptions extends LibsqlStoreOptions {
@@ -16,19 +17,34 @@ export interface OpenStoreOptions extends LibsqlStoreOptions {
 /** How long a local statement waits for another process's lock before failing busy. */
 const BUSY_TIMEOUT_MS = 5000;
 
-/** Opens the database, brings its schema up to date and returns the store over it. */
+/**
+ * Opens the database, brings its schema up to date, makes sure it takes writes and returns the
+ * store over it. Rejects with a StoreOpenError naming the URL and what is wrong (locked,
+ * read-only, unreachable, refused credentials) rather than letting the first log commit find out.
+ */
 export async function openStore({ url, authToken, ...storeOptions }: OpenStoreOptions): Promise<LibsqlStore> {
-  // `timeout` is the busy timeout of every pooled connection; a `PRAGMA busy_timeout` would
-  // only reach the one connection that happened to run it.
-  const client = createClient({ url, authToken, timeout: BUSY_TIMEOUT_MS });
+  let client;
   try {
-    // WAL lets readers (replays) run while the log writer commits; the mode is stored in the file.
+    // `timeout` is the busy timeout of every pooled connection of a file database (a
+    // `PRAGMA busy_timeout` would only reach the one connection that ran it); remote servers
+    // handle their own locking.
+    client = createClient({ url, authToken, timeout: BUSY_TIMEOUT_MS });
+  } catch (err) {
+    throw new StoreOpenError(printableUrl(url), describeOpenFailure(err, BUSY_TIMEOUT_MS), { cause: err });
+  }
+  try {
+    // WAL lets readers (replays) run while the log writer commits; the mode is stored in the
+    // file. It is a file-only notion: a libSQL server picks its own journal.
     if (url.startsWith('file:')) await client.execute('PRAGMA journal_mode=WAL');
     const db = drizzle(client);
     await migrateDatabase(db);
+    // A database already migrated needs no write to get here: take the write lock once, so a
+    // database that is locked or read-only fails now, with a clear message, and not at the
+    // first log commit. Nothing matches the update, so nothing changes.
+    await client.batch(["update sessions set id = id where 0"], 'write');
     return new LibsqlStore(db, storeOptions);
   } catch (err) {
     client.close();
-    throw err;
+    throw new StoreOpenError(printableUrl(url), describeOpenFailure(err, BUSY_TIMEOUT_MS), { cause: err });
   }
 }

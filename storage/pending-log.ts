@@ -13,15 +13,23 @@ export class PendingLog {
     else list.push(entry);
   }
 
-  /** Forgets a batch that left the write queue; it holds the oldest entries of each of its sessions. */
-  remove(batch: readonly LogEntry[]): void {
-    const counts = new Map<string, number>();
-    for (const entry of batch) counts.set(entry.sessionId, (counts.get(entry.sessionId) ?? 0) + 1);
-    for (const [sessionId, count] of counts) {
+  /** Forgets entries that left the write queue: a committed batch, or frames given up on. */
+  remove(entries: readonly LogEntry[]): void {
+    const bySession = new Map<string, Set<LogEntry>>();
+    for (const entry of entries) {
+      const set = bySession.get(entry.sessionId);
+      if (set === undefined) bySession.set(entry.sessionId, new Set([entry]));
+      else set.add(entry);
+    }
+    for (const [sessionId, gone] of bySession) {
       const list = this.#bySession.get(sessionId);
       if (list === undefined) continue;
-      list.splice(0, count);
-      if (list.length === 0) this.#bySession.delete(sessionId);
+      // A committed batch is the oldest of its sessions' entries: the common case is a prefix.
+      let prefix = 0;
+      while (prefix < list.length && gone.has(list[prefix]!)) prefix++;
+      if (prefix === gone.size) list.splice(0, prefix);
+      else this.#bySession.set(sessionId, list.filter((entry) => !gone.has(entry)));
+      if (this.#bySession.get(sessionId)!.length === 0) this.#bySession.delete(sessionId);
     }
   }
 

@@ -1,7 +1,8 @@
 import type { Client, InArgs, InStatement, ResultSet } from '@libsql/client';
 import { and, asc, desc, eq, getTableColumns, gt, lt, min, sql } from 'drizzle-orm';
 import type { LibSQLDatabase } from 'drizzle-orm/libsql';
-import type { LogEntry, Logger, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
+import type { LogEntry, Logger, LogLoss, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
+import { logInserts } from './log-insert.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
 import { sessionLog, sessions } from './schema.ts';
 import { WriteQueue } from './write-queue.ts';
@@ -14,6 +15,13 @@ export interface LibsqlStoreOptions {
   flushIntervalMs?: number;
   /** Most log frames per commit; a full batch commits at once (default 500). */
   maxBatch?: number;
+  /** Most bytes of frames per commit (default 1 MiB): bounds one transaction, or one request to a remote server. */
+  maxBatchBytes?: number;
+  /**
+   * Most bytes of frames waiting for commit (default 64 MiB). While the database is down the
+   * queue grows; beyond this the oldest uncommitted frames are dropped and reported (onLogLoss).
+   */
+  maxQueuedBytes?: number;
   /** Waits before retrying a failed log commit (default 50, 200, 1000, 3000 ms). */
   retryDelaysMs?: readonly number[];
 }
@@ -30,9 +38,6 @@ export interface PruneOptions {
 /** A drizzle query builder: built here, run through the client so the batch is a write transaction. */
 type BuiltQuery = { toSQL(): { sql: string; params: unknown[] } };
 
-// Small enough for any server's bound-parameter limit (SQLite's old default was 999).
-const ROWS_PER_INSERT = 100;
-
 const { currentSequence: _currentSequence, ...recordColumns } = getTableColumns(sessions);
 
 /** The session and log tables behind the `Store` port, with every write through one queue. */
@@ -41,6 +46,9 @@ export class LibsqlStore implements Store {
   readonly #logger: Logger | undefined;
   readonly #pending = new PendingLog();
   readonly #writes: WriteQueue;
+  readonly #lossListeners = new Set<(loss: LogLoss) => void>();
+  /** Insert statement text by row count (see logInserts). */
+  readonly #insertTexts = new Map<number, string>();
   #closed = false;
 
   constructor(db: StoreDatabase, options: LibsqlStoreOptions = {}) {
@@ -48,9 +56,12 @@ export class LibsqlStore implements Store {
     this.#logger = options.logger;
     this.#writes = new WriteQueue({
       commitLog: (batch) => this.#commitLog(batch),
-      onSettled: (batch) => this.#pending.remove(batch),
+      onSettled: (entries) => this.#pending.remove(entries),
+      onLost: (losses) => this.#reportLosses(losses),
       flushIntervalMs: options.flushIntervalMs ?? 5,
       maxBatch: options.maxBatch ?? 500,
+      maxBatchBytes: options.maxBatchBytes ?? 1024 * 1024,
+      maxQueuedBytes: options.maxQueuedBytes ?? 64 * 1024 * 1024,
       retryDelaysMs: options.retryDelaysMs ?? [50, 200, 1000, 3000],
       logger: options.logger,
     });
@@ -162,6 +173,11 @@ export class LibsqlStore implements Store {
     return result?.rowsAffected ?? 0;
   }
 
+  onLogLoss(listener: (loss: LogLoss) => void): () => void {
+    this.#lossListeners.add(listener);
+    return () => this.#lossListeners.delete(listener);
+  }
+
   flush(): Promise<void> {
     return this.#writes.flush();
   }
@@ -180,6 +196,18 @@ export class LibsqlStore implements Store {
     }
   }
 
+  #reportLosses(losses: LogLoss[]): void {
+    for (const loss of losses) {
+      for (const listener of [...this.#lossListeners]) {
+        try {
+          listener(loss);
+        } catch (err) {
+          this.#logger?.log('error', 'storage: log loss listener threw', { error: String(err) });
+        }
+      }
+    }
+  }
+
   #write(queries: BuiltQuery[]): Promise<ResultSet[]> {
     if (this.#closed) return Promise.reject(new Error('storage: the store is closed'));
     const statements = queries.map(toStatement);
@@ -187,13 +215,7 @@ export class LibsqlStore implements Store {
   }
 
   async #commitLog(batch: readonly LogEntry[]): Promise<void> {
-    const statements: InStatement[] = [];
-    for (let i = 0; i < batch.length; i += ROWS_PER_INSERT) {
-      const rows = batch.slice(i, i + ROWS_PER_INSERT);
-      // Ignoring a row already there makes a retry idempotent when a commit succeeded but its
-      // acknowledgement was lost (remote databases).
-      statements.push(toStatement(this.#db.insert(sessionLog).values(rows).onConflictDoNothing()));
-    }
+    const statements = logInserts(batch, this.#insertTexts);
     for (const [sessionId, last] of lastSequences(batch)) {
       const bump = this.#db
         .update(sessions)

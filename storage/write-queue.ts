@@ -1,12 +1,23 @@
-import type { LogEntry, Logger } from '../src/ports.ts';
+import type { LogEntry, Logger, LogLoss } from '../src/ports.ts';
+import { LossLedger } from './loss-ledger.ts';
 
 export interface WriteQueueOptions {
   /** Commits one batch of log entries in a single write transaction. */
   commitLog(batch: readonly LogEntry[]): Promise<void>;
-  /** Called once per batch as it leaves the queue, committed or given up on. */
-  onSettled(batch: readonly LogEntry[]): void;
+  /** Called with entries as they leave the queue: committed, given up on, or dropped for room. */
+  onSettled(entries: readonly LogEntry[]): void;
+  /** Called, from the writer loop, with runs of log frames that were given up on. */
+  onLost(losses: LogLoss[]): void;
   flushIntervalMs: number;
   maxBatch: number;
+  /** A batch stops growing at this many bytes of frames (it always holds at least one). */
+  maxBatchBytes: number;
+  /**
+   * Most bytes of frames held for commit. Beyond it the oldest frames not being committed
+   * are dropped, down to three quarters of it (in bulk, so a full queue does not pay for a
+   * drop on every append): memory stays bounded while the database is down.
+   */
+  maxQueuedBytes: number;
   /** Waits before each retry of a failed log commit; the batch is dropped when they run out. */
   retryDelaysMs: readonly number[];
   logger?: Logger;
@@ -16,6 +27,9 @@ type Op =
   | { kind: 'log'; entries: LogEntry[] }
   | { kind: 'job'; run: () => Promise<void> }
   | { kind: 'barrier'; dropsBefore: number; resolve: () => void; reject: (err: Error) => void };
+
+/** What a frame costs in memory, near enough: its JSON is almost always ASCII. */
+const bytesOf = (entry: LogEntry): number => entry.frame.length;
 
 /**
  * The single writer. Every write goes through it in order, so no two write transactions
@@ -33,8 +47,13 @@ export class WriteQueue {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerUrgent = false;
   #draining = false;
+  /** Entries at the front of the head op that the current commit holds: they cannot be dropped. */
+  #inFlight = 0;
+  /** Bytes of frames in the queue, in flight included. */
+  #queuedBytes = 0;
   /** Log batches given up on so far; a flush that saw one fail rejects. */
   #drops = 0;
+  readonly #losses = new LossLedger();
 
   constructor(opts: WriteQueueOptions) {
     this.#opts = opts;
@@ -44,6 +63,8 @@ export class WriteQueue {
     const tail = this.#ops.at(-1);
     if (tail?.kind === 'log') tail.entries.push(entry);
     else this.#ops.push({ kind: 'log', entries: [entry] });
+    this.#queuedBytes += bytesOf(entry);
+    if (this.#queuedBytes > this.#opts.maxQueuedBytes) this.#makeRoom();
     this.#schedule();
   }
 
@@ -62,7 +83,7 @@ export class WriteQueue {
     });
   }
 
-  /** Resolves once everything queued before the call is done; rejects if log frames among it were dropped. */
+  /** Resolves once everything queued before the call is done; rejects if log frames were dropped meanwhile. */
   flush(): Promise<void> {
     if (this.#ops.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
@@ -92,6 +113,7 @@ export class WriteQueue {
   async #drain(): Promise<void> {
     this.#draining = true;
     for (let op = this.#ops[0]; op !== undefined; op = this.#ops[0]) {
+      this.#reportLosses();
       if (op.kind === 'log') {
         await this.#commitHead(op.entries);
         continue;
@@ -101,39 +123,92 @@ export class WriteQueue {
       else op.resolve();
       this.#ops.shift();
     }
+    this.#reportLosses();
     this.#draining = false;
   }
 
   async #commitHead(entries: LogEntry[]): Promise<void> {
-    const batch = entries.slice(0, this.#opts.maxBatch);
-    await this.#commitWithRetry(batch);
-    // Appends may have grown the head meanwhile; only the committed prefix leaves.
+    const batch = this.#takeBatch(entries);
+    this.#inFlight = batch.length;
+    const committed = await this.#commitWithRetry(batch);
+    this.#inFlight = 0;
+    // Appends may have grown the head meanwhile, and drops shrunk it behind the batch: only
+    // the batch leaves.
     entries.splice(0, batch.length);
     if (entries.length === 0) this.#ops.shift();
+    for (const entry of batch) this.#queuedBytes -= bytesOf(entry);
+    if (!committed) this.#giveUp(batch, 'commit_failed');
     this.#opts.onSettled(batch);
   }
 
-  async #commitWithRetry(batch: readonly LogEntry[]): Promise<void> {
+  #takeBatch(entries: LogEntry[]): LogEntry[] {
+    let bytes = 0;
+    let n = 0;
+    while (n < entries.length && n < this.#opts.maxBatch) {
+      bytes += bytesOf(entries[n]!);
+      if (n > 0 && bytes > this.#opts.maxBatchBytes) break;
+      n++;
+    }
+    return entries.slice(0, n);
+  }
+
+  /** Resolves true once committed, false when the retries ran out. */
+  async #commitWithRetry(batch: readonly LogEntry[]): Promise<boolean> {
     const { retryDelaysMs, logger } = this.#opts;
     for (let attempt = 0; ; attempt++) {
       try {
         await this.#opts.commitLog(batch);
-        return;
+        return true;
       } catch (err) {
         const delay = retryDelaysMs[attempt];
         const fields = { frames: batch.length, attempt: attempt + 1, error: errorMessage(err) };
         if (delay === undefined) {
-          this.#drops++;
-          logger?.log('error', 'storage: dropping log frames after repeated commit failures', {
-            ...fields,
-            sessions: sequenceRanges(batch),
-          });
-          return;
+          logger?.log('error', 'storage: dropping log frames after repeated commit failures', { ...fields, sessions: sequenceRanges(batch) });
+          return false;
         }
         logger?.log('warn', 'storage: log commit failed, retrying', { ...fields, retryInMs: delay });
+        this.#reportLosses();
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
+  }
+
+  /** Drops the oldest log entries not being committed until the queue is down to 3/4 of its byte cap. */
+  #makeRoom(): void {
+    const target = this.#opts.maxQueuedBytes * 0.75;
+    const dropped: LogEntry[] = [];
+    for (let i = 0; i < this.#ops.length && this.#queuedBytes > target; ) {
+      const op = this.#ops[i]!;
+      if (op.kind !== 'log') {
+        i++;
+        continue;
+      }
+      const keep = i === 0 ? this.#inFlight : 0;
+      let n = 0;
+      while (keep + n < op.entries.length && this.#queuedBytes > target) this.#queuedBytes -= bytesOf(op.entries[keep + n++]!);
+      dropped.push(...op.entries.splice(keep, n));
+      // An emptied op goes, unless it is the head a commit is working on.
+      if (op.entries.length === 0 && !(i === 0 && this.#draining)) this.#ops.splice(i, 1);
+      else i++;
+    }
+    if (dropped.length === 0) return;
+    this.#opts.logger?.log('error', 'storage: write queue full, dropping the oldest log frames not yet committed', {
+      frames: dropped.length,
+      maxQueuedBytes: this.#opts.maxQueuedBytes,
+      sessions: sequenceRanges(dropped),
+    });
+    this.#giveUp(dropped, 'queue_full');
+    this.#opts.onSettled(dropped);
+  }
+
+  #giveUp(entries: readonly LogEntry[], reason: LogLoss['reason']): void {
+    this.#drops++;
+    this.#losses.add(entries, reason);
+  }
+
+  #reportLosses(): void {
+    const losses = this.#losses.take();
+    if (losses.length > 0) this.#opts.onLost(losses);
   }
 }
 

@@ -1,12 +1,18 @@
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type Client } from '@libsql/client';
+import { drizzle } from 'drizzle-orm/libsql';
+import { migrate } from 'drizzle-orm/libsql/migrator';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { LogEntry, Logger, LogLevel, SessionRecord } from '../src/ports.ts';
+import type { LogEntry, Logger, LogLevel, LogLoss, SessionRecord } from '../src/ports.ts';
+import { migrationsFolder } from '../storage/migrate.ts';
+import { StoreOpenError } from '../storage/open-error.ts';
 import { openStore, type OpenStoreOptions } from '../storage/open.ts';
 import { mergeBySequence } from '../storage/pending-log.ts';
 import type { LibsqlStore } from '../storage/store.ts';
+import { freePort } from './helpers/processes.ts';
 
 let dir: string;
 let url: string;
@@ -73,6 +79,8 @@ function frame(sessionId: string, sequence: number, createdAt = 1_000_000): LogE
   };
 }
 
+const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
 function recordingLogger(records: Array<{ level: LogLevel; msg: string }>): Logger {
   const logger: Logger = {
     log: (level, msg) => void records.push({ level, msg }),
@@ -81,8 +89,26 @@ function recordingLogger(records: Array<{ level: LogLevel; msg: string }>): Logg
   return logger;
 }
 
+interface Journal {
+  entries: Array<{ idx: number; tag: string; when: number }>;
+}
+
+const journal = (): Journal => JSON.parse(readFileSync(join(migrationsFolder(), 'meta', '_journal.json'), 'utf8')) as Journal;
+
+/** Tables, columns and indexes, as SQLite describes them: what two databases must agree on. */
+async function schemaOf(client: Client): Promise<Record<string, unknown>> {
+  const { rows: tables } = await client.execute("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name <> '__drizzle_migrations' order by name");
+  const out: Record<string, unknown> = {};
+  for (const { name } of tables) {
+    const columns = await client.execute(`select name, type, "notnull", dflt_value, pk from pragma_table_info('${String(name)}') order by cid`);
+    const indexes = await client.execute(`select name, "unique" from pragma_index_list('${String(name)}') order by name`);
+    out[String(name)] = { columns: columns.rows.map((r) => ({ ...r })), indexes: indexes.rows.map((r) => ({ ...r })) };
+  }
+  return out;
+}
+
 describe('migrations', () => {
-  it('apply idempotently, and a reopened database keeps its rows', async () => {
+  it('apply idempotently on an empty database, and a reopened database keeps its rows', async () => {
     const first = await open();
     await first.createSession(session('s1'));
     first.appendLog(frame('s1', 1));
@@ -94,13 +120,80 @@ describe('migrations', () => {
     expect(await reopened.readLog('s1', 0)).toEqual([frame('s1', 1)]);
 
     const { rows } = await rawClient().execute('select count(*) as n from __drizzle_migrations');
-    expect(Number(rows[0]?.n)).toBe(1);
+    expect(Number(rows[0]?.n)).toBe(journal().entries.length);
+  });
+
+  it('bring a database made by the first schema version forward without losing rows', async () => {
+    // The first version's migrations folder: its SQL file and a journal that ends with it, applied
+    // by drizzle's migrator exactly as that version did at its start.
+    const { entries, ...rest } = journal();
+    const firstVersion = join(dir, 'migrations-v1');
+    mkdirSync(join(firstVersion, 'meta'), { recursive: true });
+    copyFileSync(join(migrationsFolder(), `${entries[0]!.tag}.sql`), join(firstVersion, `${entries[0]!.tag}.sql`));
+    writeFileSync(join(firstVersion, 'meta', '_journal.json'), JSON.stringify({ ...rest, entries: [entries[0]] }));
+    const old = rawClient();
+    await migrate(drizzle(old), { migrationsFolder: firstVersion });
+
+    // Rows as the first version wrote them, in its own columns.
+    await old.execute({
+      sql: `insert into sessions (id, instance_id, backend, session_class, argv, command, cwd, env, cols, rows, label, state, created_at, closed_at, exit_code, close_reason, created_by, current_sequence)
+            values ('old', 'local', 'native', 'interactive', '["bash","-l"]', null, '/tmp', '{"TERM":"xterm"}', 80, 24, 'then', 'closed', '2026-01-01T00:00:00.000Z', '2026-01-01T01:00:00.000Z', 0, 'normal', 'alice', 3)`,
+      args: [],
+    });
+    for (const entry of [1, 2, 3].map((n) => frame('old', n))) {
+      await old.execute({ sql: 'insert into session_log (session_id, sequence, kind, created_at, frame) values (?, ?, ?, ?, ?)', args: [entry.sessionId, entry.sequence, entry.kind, entry.createdAt, entry.frame] });
+    }
+    await old.execute(`insert into tasks (id, context_id, state, status_timestamp, task, created_at, updated_at)
+                       values ('t1', 'old', 'TASK_STATE_COMPLETED', '2026-01-01T00:00:00Z', '{"id":"t1"}', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`);
+
+    const store = await open();
+    expect(await store.getSession('local', 'old')).toMatchObject({
+      id: 'old', argv: ['bash', '-l'], env: { TERM: 'xterm' }, label: 'then', state: 'closed', exitCode: 0, closeReason: 'normal', createdBy: 'alice',
+    });
+    expect(await store.readLog('old', 0)).toEqual([1, 2, 3].map((n) => frame('old', n)));
+    expect(await store.lastSequence('old')).toBe(3);
+    const { rows: tasks } = await old.execute('select id from tasks');
+    expect(tasks.map((r) => r.id)).toEqual(['t1']);
+
+    // Every later migration ran, once, and the result is the schema a new database gets.
+    const { rows } = await old.execute('select count(*) as n from __drizzle_migrations');
+    expect(Number(rows[0]?.n)).toBe(entries.length);
+    const fresh = createClient({ url: `file:${join(dir, 'fresh.db')}` });
+    opened.push(fresh);
+    await migrate(drizzle(fresh), { migrationsFolder: migrationsFolder() });
+    expect(await schemaOf(old)).toEqual(await schemaOf(fresh));
+
+    // And the store carries on writing to it.
+    store.appendLog(frame('old', 4));
+    await store.flush();
+    expect(await count(old, 'old')).toBe(4);
   });
 
   it('puts a file database in WAL mode', async () => {
     await open();
     const { rows } = await rawClient().execute('PRAGMA journal_mode');
     expect(rows[0]?.journal_mode).toBe('wal');
+  });
+});
+
+describe('opening', () => {
+  it('names the database and says it is locked when another connection holds the write lock', { timeout: 15_000 }, async () => {
+    await (await open()).close();
+    const holder = rawClient();
+    const tx = await holder.transaction('write');
+    await tx.execute("update sessions set id = id where 0");
+    const err = await openStore({ url }).catch((e: unknown) => e);
+    tx.close();
+    expect(err).toBeInstanceOf(StoreOpenError);
+    expect((err as Error).message).toContain(`cannot use the database ${url}: it is locked by another process`);
+  });
+
+  it('says a remote database cannot be reached, without printing a token from the URL', async () => {
+    const port = await freePort();
+    const err = await openStore({ url: `http://127.0.0.1:${port}?authToken=s3cr3t` }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreOpenError);
+    expect((err as Error).message).toContain(`cannot use the database http://127.0.0.1:${port}: the server cannot be reached`);
+    expect((err as Error).message).not.toContain('s3cr3t');
   });
 });
 
@@ -238,27 +331,62 @@ describe('log', () => {
     expect(await reopened.lastSequence('s')).toBe(1234);
   });
 
-  it('retries a failed commit and keeps accepting frames', async () => {
+  /**
+   * A store whose log table is renamed away under it by a second connection (a real fault), and
+   * `first` appended: resolves once its first commit has failed.
+   */
+  async function failingStore(options: Partial<OpenStoreOptions>, first: LogEntry): Promise<{ store: LibsqlStore; raw: Client; records: Array<{ level: LogLevel; msg: string }>; losses: LogLoss[] }> {
     const records: Array<{ level: LogLevel; msg: string }> = [];
-    const store = await open({ logger: recordingLogger(records), retryDelaysMs: [250] });
+    const store = await open({ logger: recordingLogger(records), ...options });
+    const losses: LogLoss[] = [];
+    store.onLogLoss((loss) => losses.push(loss));
     const raw = rawClient();
     await raw.execute('alter table session_log rename to session_log_away');
-
-    store.appendLog(frame('s', 1));
+    store.appendLog(first);
     await vi.waitFor(() => expect(records.map((r) => r.level)).toEqual(['warn']), { interval: 5 });
+    return { store, raw, records, losses };
+  }
+
+  it('retries a failed commit, reports the frames it gives up on, and keeps accepting frames', async () => {
+    const { store, raw, records, losses } = await failingStore({ retryDelaysMs: [250] }, frame('s', 1));
     await raw.execute('alter table session_log_away rename to session_log');
     await store.flush();
     expect(await count(raw, 's')).toBe(1);
+    expect(losses).toEqual([]);
 
     await raw.execute('alter table session_log rename to session_log_away');
     store.appendLog(frame('s', 2));
     await expect(store.flush()).rejects.toThrow(/could not be committed/);
     expect(records.map((r) => r.level)).toEqual(['warn', 'warn', 'error']);
+    expect(losses).toEqual([{ sessionId: 's', first: 2, last: 2, frames: 1, reason: 'commit_failed' }]);
 
     await raw.execute('alter table session_log_away rename to session_log');
     store.appendLog(frame('s', 3));
     await store.flush();
     expect((await store.readLog('s', 0)).map((e) => e.sequence)).toEqual([1, 3]);
+  });
+
+  it('bounds memory while the database is down: drops the oldest uncommitted frames and reports them', async () => {
+    // Frames of exactly 100 bytes: the 1000-byte cap holds ten of them, and a drop goes down to 750 bytes.
+    const sized = (sessionId: string, sequence: number): LogEntry => ({ ...frame(sessionId, sequence), frame: JSON.stringify({ sequence, pad: '' }).padEnd(100, ' ') });
+    const { store, raw, records, losses } = await failingStore({ retryDelaysMs: [300], maxQueuedBytes: 1000, maxBatch: 5 }, sized('s', 1));
+    // Frame 1 is being retried: it stays. Each time an append passes 1000 bytes, the oldest
+    // others go until seven frames are left.
+    for (let i = 2; i <= 40; i++) store.appendLog(sized('s', i));
+    store.appendLog(sized('t', 1));
+    expect(records.filter((r) => r.level === 'error').map((r) => r.msg)).toContain('storage: write queue full, dropping the oldest log frames not yet committed');
+
+    await raw.execute('alter table session_log_away rename to session_log');
+    // Still queued (frame 1 waits for its retry), and readable without the dropped ones.
+    expect(await count(raw, 's')).toBe(0);
+    const kept = [1, ...range(34, 40)];
+    expect((await store.readLog('s', 0)).map((e) => e.sequence)).toEqual(kept);
+    expect((await store.readLog('t', 0)).map((e) => e.sequence)).toEqual([1]);
+    await store.flush();
+    expect((await store.readLog('s', 0)).map((e) => e.sequence)).toEqual(kept);
+    expect(await count(raw, 's')).toBe(kept.length);
+    expect(await store.lastSequence('s')).toBe(40);
+    expect(losses).toEqual([{ sessionId: 's', first: 2, last: 33, frames: 32, reason: 'queue_full' }]);
   });
 });
 

@@ -16,12 +16,14 @@ export class SessionHub {
   private readonly loading = new Map<string, Promise<LiveSession>>();
   private readonly attachments = new Set<Attachment>();
   private unsubscribe: (() => void) | null = null;
+  private unwatchStore: (() => void) | null = null;
 
   constructor(readonly deps: HubDeps) {}
 
   /** Starts routing PTY host events and closes sessions whose process is gone (e.g. after a restart). */
   async start(): Promise<void> {
     const { pty, store, config, logger } = this.deps;
+    this.unwatchStore = store.onLogLoss((loss) => this.live.get(loss.sessionId)?.logLost(loss));
     this.unsubscribe = pty.subscribe({
       onData: (id, data) => this.live.get(id)?.onOutput(data),
       onExit: (id, exit) => this.live.get(id)?.onExit(exit),
@@ -118,6 +120,7 @@ export class SessionHub {
    */
   async shutdown(processesEnd: boolean): Promise<void> {
     this.unsubscribe?.();
+    this.unwatchStore?.();
     for (const a of [...this.attachments]) a.goodbye('server_shutdown');
     if (processesEnd) for (const s of [...this.live.values()]) s.terminate('instance_terminated', 'server shutdown');
     await this.deps.store.flush();

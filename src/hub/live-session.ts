@@ -6,7 +6,7 @@ import { encodeOutputFrame } from '../protocol/binary.ts';
 import { PTY_FRAME_OP, ptyPayload, serverFrame, type PtyFrameKind } from '../protocol/frames.ts';
 import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
 import { SNAPSHOT_FORMAT } from '../protocol/uris.ts';
-import type { PtyExit, Screen, ScreenSnapshot, SessionRecord } from '../ports.ts';
+import type { LogLoss, PtyExit, Screen, ScreenSnapshot, SessionRecord } from '../ports.ts';
 import { assignRole, changeRole, type RoleDecision } from './roles.ts';
 import { KeyframeCadence } from './keyframe-cadence.ts';
 import { PtyEventQueue } from './pty-events.ts';
@@ -186,6 +186,21 @@ export class LiveSession {
     }, member.lastSequence);
     member.sendUnicast(lagged);
     member.release([], this.unicast('Keyframe', uuidv7(this.deps.clock.now()), this.keyframePayload(snap), member.lastSequence), snap.anchor);
+  }
+
+  /**
+   * The store gave up on some of this session's log frames: every member already got them live,
+   * but a replay will skip them. The session goes on; details are in the server log.
+   */
+  logLost(loss: LogLoss): void {
+    const frames = loss.first === loss.last ? `frame ${loss.first}` : `frames ${loss.first}-${loss.last}`;
+    const why = loss.reason === 'queue_full' ? 'the database has been unavailable for too long' : 'writing to the database kept failing';
+    const err = new BindingError('INTERNAL', `log ${frames} of this session could not be stored (${why}): a replay will skip ${loss.frames === 1 ? 'it' : 'them'}`, {
+      metadata: { first_lost_sequence: String(loss.first), last_lost_sequence: String(loss.last) },
+    });
+    for (const m of this.members.values()) {
+      m.sendUnicast(JSON.stringify(serverFrame('Error', errorPayload(err), m.lastSequence, this.deps.clock.now(), uuidv7(this.deps.clock.now()))));
+    }
   }
 
   // ------------------------------------------------------------------ input and resize

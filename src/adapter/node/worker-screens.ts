@@ -43,7 +43,9 @@ export class WorkerScreens {
     return {
       write: (data, seq) => {
         // A copy of exactly these bytes, transferred: cloning a view would copy its whole buffer.
-        const copy = data.slice();
+        // Not data.slice(): on a Node Buffer that is a view, and transferring its (pooled) buffer
+        // would detach bytes other messages still point into.
+        const copy = new Uint8Array(data);
         this.backlog.set(id, (this.backlog.get(id) ?? 0) + copy.byteLength);
         this.worker.postMessage({ t: 'write', id, data: copy, seq } satisfies ToWorker, [copy.buffer]);
       },

@@ -1,0 +1,68 @@
+// Turns what libSQL, SQLite or fetch threw while opening a database into one sentence an operator
+// can act on: which database, and what is wrong with it.
+
+/** A database that could not be opened at start; `message` names the URL and the problem. */
+export class StoreOpenError extends Error {
+  constructor(
+    readonly url: string,
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`cannot use the database ${url}: ${problem}`, options);
+    this.name = 'StoreOpenError';
+  }
+}
+
+/**
+ * The URL as it may be printed: a libSQL URL can carry its token in the query
+ * (`?authToken=...`) or credentials before the host, so both are cut.
+ */
+export function printableUrl(url: string): string {
+  return url.replace(/\?.*$/, '').replace(/^([a-z]+:\/\/)[^/@]*@/i, '$1');
+}
+
+interface Facts {
+  codes: Set<string>;
+  messages: string[];
+}
+
+/** Codes and messages along the whole `cause` chain (drizzle wraps libSQL, which wraps fetch). */
+function facts(err: unknown): Facts {
+  const out: Facts = { codes: new Set(), messages: [] };
+  const seen = new Set<unknown>();
+  for (let e: unknown = err; e && typeof e === 'object' && !seen.has(e); e = (e as { cause?: unknown }).cause) {
+    seen.add(e);
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === 'string') out.codes.add(code);
+    // drizzle's message repeats the whole failed query: its cause says what went wrong.
+    if (typeof message === 'string' && message !== '' && !message.startsWith('Failed query:')) out.messages.push(message);
+  }
+  return out;
+}
+
+const has = (f: Facts, pattern: RegExp): boolean => [...f.codes, ...f.messages].some((s) => pattern.test(s));
+
+/** What went wrong, in words, followed by the underlying error for the log reader. */
+export function describeOpenFailure(err: unknown, busyTimeoutMs: number): string {
+  const f = facts(err);
+  const detail = f.messages.at(-1) ?? String(err);
+  const because = (why: string): string => `${why} (${detail})`;
+  if (has(f, /SQLITE_BUSY|database is locked/i)) {
+    return because(`it is locked by another process (waited ${busyTimeoutMs / 1000} s); stop the other user of this file or point PTY_WS_DATABASE_URL elsewhere`);
+  }
+  if (has(f, /SQLITE_READONLY|readonly database|SQLITE_CANTOPEN|unable to open (connection to local )?database|SQLITE_PERM|EACCES|EROFS/i)) {
+    return because('it cannot be opened for writing: check that the file and its directory exist and are writable by this user');
+  }
+  if (has(f, /SQLITE_FULL|disk is full|ENOSPC/i)) return because('the disk is full');
+  if (has(f, /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|ECONNRESET|fetch failed/i)) {
+    return because('the server cannot be reached: check the host and port, and that the libSQL server is running');
+  }
+  if (has(f, /\b401\b|\b403\b|Unauthorized|Forbidden|Authentication failed|JWT is invalid/i)) {
+    return because('the server refused the credentials: check PTY_WS_DATABASE_AUTH_TOKEN');
+  }
+  // Over ws:// a libSQL server answers a bad token by dropping the socket: no status to read.
+  if (has(f, /WebSocket was closed/i)) {
+    return because('the server closed the connection without a reason, as a libSQL server does for a token it refuses: check PTY_WS_DATABASE_AUTH_TOKEN');
+  }
+  return detail;
+}

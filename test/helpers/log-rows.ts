@@ -1,0 +1,40 @@
+// What the replay log holds, read straight from the database, next to what a client received.
+import type { Client } from '@libsql/client';
+import type { Frame, TestClient } from './client.ts';
+
+export interface LogRow {
+  sequence: number;
+  kind: string;
+  createdAt: number;
+  frame: Frame;
+}
+
+export async function readLogRows(db: Client, sessionId: string): Promise<LogRow[]> {
+  const { rows } = await db.execute({ sql: 'select sequence, kind, created_at, frame from session_log where session_id = ? order by sequence', args: [sessionId] });
+  return rows.map((r) => ({ sequence: Number(r.sequence), kind: String(r.kind), createdAt: Number(r.created_at), frame: JSON.parse(String(r.frame)) as Frame }));
+}
+
+export async function maxLoggedSequence(db: Client, sessionId: string): Promise<number> {
+  const { rows } = await db.execute({ sql: 'select coalesce(max(sequence), 0) as n from session_log where session_id = ?', args: [sessionId] });
+  return Number(rows[0]?.n);
+}
+
+/** Sends pty.join_session and waits for its Keyframe (or Error); resolves with the request id. */
+export async function join(c: TestClient, payload: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<string> {
+  const id = c.send('pty.join_session', payload, extra);
+  await c.waitForFrame((f) => f.id === id && (f.payload.kind === 'Keyframe' || f.op === 'Error'), 'join to finish');
+  return id;
+}
+
+/**
+ * The log frames a client received, in order: every `pty.session_frame` except the unicast ones,
+ * which echo one of the client's request ids (RoleAssigned, the join Keyframe).
+ */
+export function logFramesOf(c: TestClient, requestIds: readonly string[]): Frame[] {
+  return c.frames().filter((f) => f.op === 'pty.session_frame' && !requestIds.includes(f.id));
+}
+
+/** The highest sequence a client has seen: its replay cursor (DECISIONS §2). */
+export function cursorOf(c: TestClient, requestIds: readonly string[]): number {
+  return Math.max(0, ...logFramesOf(c, requestIds).map((f) => f.sequence));
+}
