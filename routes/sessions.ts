@@ -5,6 +5,7 @@ import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import { newSessionRecord, parseCreateSession } from '../src/hub/session-record.ts';
 import type { SessionRecord } from '../src/ports.ts';
 import type { AppDeps } from './deps.ts';
+import { recordingResponse } from './recording.ts';
 import { attachUrl, bearerFromHeader, publicOrigins } from './request.ts';
 
 type Env = { Variables: { principal: Principal } };
@@ -67,6 +68,14 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
       current_sequence: live?.currentSequence ?? (await store.lastSequence(rec.id)),
       membership: live?.membership() ?? { controllers: [], observers: [] },
     });
+  });
+
+  // Scoped like replay: the same scope and session lookup as reading the session.
+  app.get('/:session_id/recording.cast', async (c) => {
+    requireScope(c.get('principal'), 'pty:observe');
+    const rec = await store.getSession(config.instanceId, c.req.param('session_id'));
+    if (!rec) return c.json(restError('not_found', `unknown session ${c.req.param('session_id')}`), 404);
+    return recordingResponse(store, rec, hub.deps.logger);
   });
 
   app.delete('/:session_id', async (c) => {
