@@ -15,4 +15,11 @@ export interface AppDeps {
   wrapSocket(ws: WSContext, binary: boolean, onStale: () => void): ClientConnection & { dispose(): void };
   /** True once the database and the PTY host answer. */
   ready(): Promise<boolean>;
+  /** The web terminal's bundled files by name (`terminal.js`, `terminal.css`); absent: no web terminal. */
+  webAssets?: WebAssets;
+}
+
+export interface WebAssets {
+  /** Resolves with the file, or undefined when there is no such asset; rejects when the bundle cannot be built. */
+  get(name: string): Promise<{ body: Uint8Array; contentType: string } | undefined>;
 }

@@ -16,6 +16,7 @@ import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, SessionRecord } from '../../ports.ts';
 import { jsonLogger } from './logger.ts';
 import { ensurePtyHost } from './pty-host-client.ts';
+import { bundledWebAssets } from './web-assets.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
 
 export interface RunningServer {
@@ -66,6 +67,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
         return false;
       }
     },
+    webAssets: bundledWebAssets(logger),
   });
 
   const wss = new WebSocketServer({
