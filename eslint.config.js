@@ -18,7 +18,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/**/*.ts', 'routes/**/*.ts', 'storage/**/*.ts', 'web/**/*.ts'],
+    files: ['src/**/*.ts', 'routes/**/*.ts', 'storage/**/*.ts'],
     ignores: ['src/adapter/node/**', 'src/adapter/deno/**'],
     rules: { 'no-restricted-imports': ['error', nodeOnly] },
   },

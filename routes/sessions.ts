@@ -3,9 +3,9 @@ import { Hono, type Context } from 'hono';
 import { hasScope, type Principal, type Scope } from '../src/auth/principal.ts';
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import { newSessionRecord, parseCreateSession } from '../src/hub/session-record.ts';
+import { recordingResponse } from './recording.ts';
 import type { SessionRecord } from '../src/ports.ts';
 import type { AppDeps } from './deps.ts';
-import { recordingResponse } from './recording.ts';
 import { attachUrl, bearerFromHeader, publicOrigins } from './request.ts';
 
 type Env = { Variables: { principal: Principal } };

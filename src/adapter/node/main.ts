@@ -1,8 +1,7 @@
 // The `pty-ws` command line: start (router + default session), serve (router), pty-host.
-import { ConfigError, loadClientConfig, loadConfig, parseArgs, settingsHelp } from '../../config.ts';
-import { attachCommand } from './cli/attach.ts';
-import { SESSIONS_USAGE, sessionsCommand } from './cli/sessions.ts';
+import { ConfigError, loadConfig, parseArgs, settingsHelp } from '../../config.ts';
 import { startServer, type RunningServer } from './server.ts';
+import { clientCommand } from './cli/client-commands.ts';
 
 const USAGE = `usage: pty-ws <command> [--flag value ...]
 
@@ -32,7 +31,7 @@ async function main(argv: string[]): Promise<number> {
     await import('../../../pty/main.ts');
     return -1;
   }
-  if (args.command === 'attach' || args.command === 'sessions') return clientCommand(argv);
+  if (args.command === 'attach' || args.command === 'sessions') return clientCommand(argv, USAGE);
   if (args.command !== 'start' && args.command !== 'serve') {
     process.stderr.write(`pty-ws: unknown command "${args.command}"\n\n${USAGE}`);
     return 2;
@@ -73,41 +72,6 @@ async function main(argv: string[]): Promise<number> {
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
   return -1;
-}
-
-const ATTACH_FLAGS = ['token', 'url', 'instance', 'observe', 'binary', 'label'];
-const SESSIONS_FLAGS = ['token', 'url', 'instance', 'json', 'command', 'label', 'cwd', 'cols', 'rows'];
-
-/** `attach` and `sessions`: clients of a running server, configured by their own flags and env. */
-async function clientCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['observe', 'binary', 'json']);
-  const known = args.command === 'attach' ? ATTACH_FLAGS : SESSIONS_FLAGS;
-  const unknown = Object.keys(args.flags).filter((f) => !known.includes(f));
-  if (unknown.length) {
-    process.stderr.write(`pty-ws ${args.command}: unknown flag ${unknown.map((f) => `--${f}`).join(', ')}\n`);
-    return 2;
-  }
-  if (args.command === 'sessions' && (args.help || args.positional.length === 0)) {
-    process.stdout.write(SESSIONS_USAGE);
-    return args.help ? 0 : 2;
-  }
-  let config;
-  try {
-    config = loadClientConfig(process.env, args.flags);
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`pty-ws: ${e.message}\n`);
-      return 2;
-    }
-    throw e;
-  }
-  if (args.command === 'sessions') return sessionsCommand(args.positional[0], args.positional.slice(1), args.flags, config);
-  const target = args.positional[0];
-  if (args.help || !target) {
-    process.stdout.write(USAGE);
-    return args.help ? 0 : 2;
-  }
-  return attachCommand({ target, observe: Boolean(args.flags.observe), binary: Boolean(args.flags.binary), ...(args.flags.label ? { label: args.flags.label } : {}) }, config);
 }
 
 function printBanner(s: RunningServer, instanceId: string): void {

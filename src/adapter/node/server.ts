@@ -15,8 +15,8 @@ import { randomToken, sha256Hex } from '../../ids.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, SessionRecord } from '../../ports.ts';
 import { jsonLogger } from './logger.ts';
-import { ensurePtyHost } from './pty-host-client.ts';
 import { bundledWebAssets } from './web-assets.ts';
+import { ensurePtyHost } from './pty-host-client.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
 
 export interface RunningServer {
@@ -56,6 +56,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     store,
     hub,
     auth,
+    webAssets: bundledWebAssets(logger),
     upgradeWebSocket,
     wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale),
     ready: async () => {
@@ -67,7 +68,6 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
         return false;
       }
     },
-    webAssets: bundledWebAssets(logger),
   });
 
   const wss = new WebSocketServer({

@@ -1,12 +1,12 @@
-// The web terminal bundle on Node: esbuild bundles web/ (xterm.js, the client library, the page
+// The web terminal bundle on Node: esbuild bundles src/web/ (xterm.js, the client library, the page
 // script and styles) in memory on the first request for it. No build step between `npm ci` and
 // `npm start`, nothing written to disk, nothing fetched from a CDN.
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { WebAssets } from '../../../routes/deps.ts';
+import type { WebAssets } from '../../../routes/web-page.ts';
 import type { Logger } from '../../ports.ts';
 
-const ENTRY = fileURLToPath(new URL('../../../web/main.ts', import.meta.url));
+const ENTRY = fileURLToPath(new URL('../../web/main.ts', import.meta.url));
 const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
 
 export function bundledWebAssets(logger: Logger): WebAssets {

@@ -2,7 +2,7 @@
 // Routing is the URL fragment: `#session=<id>` attaches, `&observe=1` watches, `&label=` names you.
 import '@xterm/xterm/css/xterm.css';
 import './style.css';
-import { RestError, SessionsApi } from '../src/client/sessions-api.ts';
+import { RestError, SessionsApi } from '../client/sessions-api.ts';
 import { byId, show } from './dom.ts';
 import { SessionList } from './session-list.ts';
 import { TerminalView } from './terminal-view.ts';

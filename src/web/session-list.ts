@@ -1,6 +1,6 @@
 // The sidebar's session list: each session with its state and links to attach or watch it, a button
 // to end it, and the form that creates a new one.
-import type { SessionInfo, SessionsApi } from '../src/client/sessions-api.ts';
+import type { SessionInfo, SessionsApi } from '../client/sessions-api.ts';
 import { h } from './dom.ts';
 
 export interface SessionListUi {

@@ -3,10 +3,10 @@
 // for the size that fits its window, an observer only watches (its keys are never sent).
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
-import { PtyClient } from '../src/client/pty-client.ts';
-import { RestError, type SessionsApi } from '../src/client/sessions-api.ts';
-import type { ConnectionState, Membership, Role } from '../src/client/types.ts';
-import { globalWebSocket } from '../src/client/websocket.ts';
+import { PtyClient } from '../client/pty-client.ts';
+import { RestError, type SessionsApi } from '../client/sessions-api.ts';
+import type { ConnectionState, Membership, Role } from '../client/types.ts';
+import { globalWebSocket } from '../client/websocket.ts';
 import { h, show } from './dom.ts';
 
 export interface TerminalUi {
