@@ -176,6 +176,18 @@ describe('PtyClient', () => {
     expect(await probe.screen()).toBe('hello screen');
   });
 
+  it('replays from the given sequence on the first join, and from its cursor after that', async () => {
+    vi.useFakeTimers();
+    const { client } = make({ replayFrom: 0 });
+    void client.connect();
+    await joinFlow(sock(), 3, 2);
+    expect(sock().last('pty.join_session').replay_from).toBe(0);
+    sock().drop();
+    await vi.advanceTimersByTimeAsync(400);
+    sock().accept(3);
+    expect(sock().last('pty.join_session').replay_from).toBe(3);
+  });
+
   it('surfaces JSON and PW1O output once each, in order, and skips Output a Keyframe already painted', async () => {
     const { client, probe } = make();
     void client.connect();

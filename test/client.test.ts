@@ -6,6 +6,7 @@ import { nodeWebSocket } from '../src/adapter/node/ws-client.ts';
 import { PtyClient } from '../src/client/pty-client.ts';
 import { SessionsApi } from '../src/client/sessions-api.ts';
 import type { PtyClientOptions } from '../src/client/types.ts';
+import type { WebSocketFactory } from '../src/client/websocket.ts';
 import { ClientProbe, count } from './helpers/probe.ts';
 import { startProxy, type CuttableProxy } from './helpers/proxy.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
@@ -28,6 +29,20 @@ function open(s: TestServer, sessionId: string, opts: Partial<PtyClientOptions> 
   const client = new PtyClient({ url, token: s.devToken, webSocket: nodeWebSocket(), size: { cols: 80, rows: 24 }, reconnect: { minDelayMs: 50, maxDelayMs: 200 }, ...rest });
   clients.push(client);
   return new ClientProbe(client);
+}
+
+/** `ws` sockets whose JSON requests are also recorded in `sent`. */
+function spying(sent: Array<{ op: string; replay_from?: number }>): WebSocketFactory {
+  const inner = nodeWebSocket();
+  return (url, protocols) => {
+    const ws = inner(url, protocols);
+    const send = ws.send.bind(ws);
+    ws.send = (data) => {
+      if (typeof data === 'string') sent.push(JSON.parse(data) as { op: string; replay_from?: number });
+      send(data);
+    };
+    return ws;
+  };
 }
 
 const api = (s: TestServer) => new SessionsApi({ origin: s.origin, instanceId: 'local', token: s.devToken });
@@ -72,7 +87,8 @@ describe('client library against the server', () => {
     server = await startTestServer();
     proxy = await startProxy(server.port);
     const id = server.defaultSession!.id;
-    const far = open(server, id, { via: proxy, label: 'far' });
+    const sent: Array<{ op: string; replay_from?: number }> = [];
+    const far = open(server, id, { via: proxy, label: 'far', webSocket: spying(sent) });
     await far.client.connect();
     const near = open(server, id, { label: 'near' });
     await near.client.connect();
@@ -93,8 +109,8 @@ describe('client library against the server', () => {
     expect(count(far.output(), 'before-2')).toBe(1);
     expect(far.client.state).toBe('live');
     expect(far.keyframes.at(-1)!.repaint).toBe(false);
-    const rejoin = server.logs.map((l) => JSON.parse(l) as { msg: string; replay_from?: number }).filter((l) => l.msg === 'joined session' && l.replay_from !== undefined);
-    expect(rejoin.map((l) => l.replay_from)).toEqual([cursorAtCut]);
+    const joins = sent.filter((f) => f.op === 'pty.join_session');
+    expect(joins.map((f) => f.replay_from)).toEqual([undefined, cursorAtCut]);
 
     await near.waitForOutput('typed-while-cut-9');
     expect(await viewport(far)).toEqual(await viewport(near));

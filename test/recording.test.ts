@@ -48,7 +48,8 @@ describe('recording.cast against the server', () => {
     server = await startTestServer({ PTY_WS_KEYFRAME_INTERVAL_FRAMES: '1' });
     const api = new SessionsApi({ origin: server.origin, instanceId: 'local', token: server.devToken });
     const s = await api.create({ label: 'recorded' });
-    const client = new PtyClient({ url: api.attachUrl(s.session_id), token: server.devToken, webSocket: nodeWebSocket(), size: { cols: 90, rows: 25 } });
+    // replay_from 0: every Output as Output, even what the process printed before the join's Keyframe was cut.
+    const client = new PtyClient({ url: api.attachUrl(s.session_id), token: server.devToken, webSocket: nodeWebSocket(), size: { cols: 90, rows: 25 }, replayFrom: 0 });
     const probe = new ClientProbe(client);
     const startedAt = Date.now();
     await client.connect();

@@ -234,7 +234,7 @@ export class PtyClient extends Emitter<PtyClientEvents> {
     const payload: Record<string, unknown> = { role: this.wantedRole };
     if (this.opts.label) payload.client_label = this.opts.label;
     if (this.size) Object.assign(payload, this.size);
-    const replayFrom = this.cursor.replayFrom();
+    const replayFrom = this.cursor.replayFrom() ?? this.opts.replayFrom;
     const { id, text } = requestFrame('pty.join_session', payload, replayFrom === undefined ? {} : { replay_from: replayFrom });
     this.joinId = id;
     this.setState('joining');

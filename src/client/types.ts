@@ -95,6 +95,11 @@ export interface PtyClientOptions {
   label?: string;
   /** Terminal size offered at join (used when this is the session's first controller). */
   size?: Geometry;
+  /**
+   * `replay_from` for the first join: 0 replays the whole retained log as Output (a transcript
+   * client); absent, the first join starts from the Keyframe. Rejoins always use the cursor.
+   */
+  replayFrom?: number;
   webSocket: WebSocketFactory;
   /** Reconnect after a dropped connection (default on): exponential backoff between the delays. */
   reconnect?: { minDelayMs?: number; maxDelayMs?: number; maxAttempts?: number } | false;
