@@ -2,6 +2,7 @@
 // server's own encoders, so the client is checked against exactly what the server sends.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { attachProtocols, decodeText } from '../src/client/frames.ts';
+import { backoffDelay, isFinalClose } from '../src/client/link.ts';
 import { PtyClient } from '../src/client/pty-client.ts';
 import { ReplayCursor } from '../src/client/replay-cursor.ts';
 import type { PtyClientOptions } from '../src/client/types.ts';
@@ -137,6 +138,26 @@ describe('ReplayCursor', () => {
     expect(c.position).toBe(0);
     expect(c.logFrame(3, false)).toBe(true);
     expect(c.needsRepaint).toBe(true);
+  });
+});
+
+describe('link policy', () => {
+  it('backs off from min to max with jitter, and stops after maxAttempts', () => {
+    const opts = { minDelayMs: 100, maxDelayMs: 1000, maxAttempts: 5 };
+    const delays = [1, 2, 3, 4, 5].map((a) => backoffDelay(a, opts)!);
+    [100, 200, 400, 800, 1000].forEach((base, i) => {
+      expect(delays[i]).toBeGreaterThanOrEqual(base * 0.75);
+      expect(delays[i]).toBeLessThanOrEqual(base * 1.25);
+    });
+    expect(backoffDelay(6, opts)).toBeNull();
+    expect(backoffDelay(1, false)).toBeNull();
+  });
+
+  it('treats auth, protocol, unknown-session and capacity closes and upgrade refusals as final', () => {
+    for (const code of [4400, 4401, 4403, 4404, 4429, 1009]) expect(isFinalClose(code, undefined)).toBe(true);
+    for (const code of [1000, 1001, 1006, 1011]) expect(isFinalClose(code, undefined)).toBe(false);
+    expect(isFinalClose(1006, 'Unexpected server response: 404')).toBe(true);
+    expect(isFinalClose(1006, 'Unexpected server response: 429')).toBe(false);
   });
 });
 

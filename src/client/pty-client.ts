@@ -4,14 +4,11 @@
 import { base64ToBytes } from '../ids.ts';
 import { Emitter } from './emitter.ts';
 import { attachProtocols, decodeBinary, decodeText, inputMessage, requestFrame, type Incoming } from './frames.ts';
+import { backoffDelay, isFinalClose, Keepalive } from './link.ts';
 import { ReplayCursor } from './replay-cursor.ts';
 import type { ClosedInfo, ConnectionState, EndInfo, Geometry, Membership, PtyClientEvents, PtyClientOptions, Role } from './types.ts';
 import { OPEN, type WebSocketLike } from './websocket.ts';
 
-/** Closes after which reconnecting cannot help (pty-ws-v1 §6): protocol, auth, unknown session, capacity, too big. */
-const FINAL_CLOSE_CODES = new Set([1008, 1009, 4400, 4401, 4403, 4404, 4429]);
-/** Upgrade refusals `ws` reports as "Unexpected server response: N" that a retry will not change. */
-const FINAL_HTTP = /Unexpected server response: (400|401|403|404)\b/;
 /** Input typed while the link is down waits for the rejoin, up to this much. */
 const MAX_PENDING_INPUT = 64 * 1024;
 
@@ -40,7 +37,8 @@ export class PtyClient extends Emitter<PtyClientEvents> {
   private ended: EndInfo | null = null;
   private pending: Uint8Array[] = [];
   private pendingBytes = 0;
-  private timers: { reconnect?: ReturnType<typeof setTimeout>; ping?: ReturnType<typeof setInterval>; pong?: ReturnType<typeof setTimeout> } = {};
+  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly keepalive: Keepalive;
   private firstJoin: { resolve: () => void; reject: (e: Error) => void } | null = null;
   private readonly endWaiters: Array<(e: EndInfo) => void> = [];
 
@@ -49,6 +47,7 @@ export class PtyClient extends Emitter<PtyClientEvents> {
     this.binary = opts.binary ?? true;
     this.wantedRole = opts.role ?? 'controller';
     this.size = opts.size;
+    this.keepalive = new Keepalive(opts.keepalive);
   }
 
   /** Opens the connection and joins; resolves once the join's Keyframe arrived (or the session is found ended). */
@@ -144,7 +143,7 @@ export class PtyClient extends Emitter<PtyClientEvents> {
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
     ws.onopen = () => {
-      if (this.ws === ws) this.startKeepalive(ws);
+      if (this.ws === ws) this.keepalive.start(ws, () => this.linkDead(ws));
     };
     ws.onmessage = (ev) => {
       if (this.ws === ws) this.onMessage(ev.data);
@@ -158,8 +157,7 @@ export class PtyClient extends Emitter<PtyClientEvents> {
   }
 
   private onMessage(data: unknown): void {
-    if (this.timers.pong) clearTimeout(this.timers.pong);
-    this.timers.pong = undefined;
+    this.keepalive.heard();
     let msg: Incoming;
     if (typeof data === 'string') msg = decodeText(data);
     else if (data instanceof ArrayBuffer) msg = decodeBinary(new Uint8Array(data));
@@ -275,53 +273,39 @@ export class PtyClient extends Emitter<PtyClientEvents> {
     if (this.closed || this.goodbyeReason === 'session_closed') return this.finish({ reason: 'session_closed', ...(this.closed ? { closed: this.closed } : {}) });
     if (this.goodbyeReason === 'leave_session') return this.finish({ reason: 'left' });
     const why = reason || this.socketError || `connection closed (${code})`;
-    if (FINAL_CLOSE_CODES.has(code) || FINAL_HTTP.test(this.socketError ?? '') || (!this.everLive && this.attempt === 0)) {
-      return this.finish({ reason: 'refused', message: why, closeCode: code });
-    }
-    const r = this.opts.reconnect === false ? null : { minDelayMs: 250, maxDelayMs: 5000, maxAttempts: Infinity, ...this.opts.reconnect };
-    if (!r || this.attempt >= r.maxAttempts) return this.finish({ reason: 'gave_up', message: why, closeCode: code });
+    if (isFinalClose(code, this.socketError) || (!this.everLive && this.attempt === 0)) return this.finish({ reason: 'refused', message: why, closeCode: code });
+    const delayMs = backoffDelay(this.attempt + 1, this.opts.reconnect);
+    if (delayMs === null) return this.finish({ reason: 'gave_up', message: why, closeCode: code });
     this.attempt++;
-    const base = Math.min(r.maxDelayMs, r.minDelayMs * 2 ** (this.attempt - 1));
-    const delayMs = Math.round(base * (0.75 + Math.random() * 0.5));
     this.setState('reconnecting', delayMs);
-    this.timers.reconnect = setTimeout(() => {
-      this.timers.reconnect = undefined;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
       if (!this.ended && !this.stopping) this.open();
     }, delayMs);
   }
 
-  private startKeepalive(ws: WebSocketLike): void {
-    const k = this.opts.keepalive === false ? null : (this.opts.keepalive ?? { intervalMs: 15_000, timeoutMs: 10_000 });
-    if (!k) return;
-    this.timers.ping = setInterval(() => {
-      if (ws.readyState !== OPEN) return;
-      ws.send(requestFrame('ping', { client_ts: new Date().toISOString() }).text);
-      this.timers.pong ??= setTimeout(() => {
-        // Nothing came back: the path is dead even if the socket has not noticed (half-open TCP).
-        if (this.ws !== ws) return;
-        try {
-          ws.close(4000, 'keepalive timeout');
-        } catch {
-          // Closing a dead socket may throw in some runtimes; it is abandoned either way.
-        }
-        this.onSocketClosed(1006, 'keepalive timeout');
-      }, k.timeoutMs);
-    }, k.intervalMs);
+  /** No frame since the last ping: give up on this socket and reconnect. */
+  private linkDead(ws: WebSocketLike): void {
+    if (this.ws !== ws) return;
+    try {
+      ws.close(4000, 'keepalive timeout');
+    } catch {
+      // Closing a dead socket may throw in some runtimes; it is abandoned either way.
+    }
+    this.onSocketClosed(1006, 'keepalive timeout');
   }
 
   /** Stops listening to a socket: late events from it can no longer touch this client. */
   private abandon(ws: WebSocketLike | null): void {
     if (ws) ws.onopen = ws.onmessage = ws.onerror = ws.onclose = null;
     if (this.ws === ws) this.ws = null;
-    clearInterval(this.timers.ping);
-    clearTimeout(this.timers.pong);
-    this.timers.ping = this.timers.pong = undefined;
+    this.keepalive.stop();
   }
 
   private finish(info: EndInfo): void {
     if (this.ended) return;
     this.ended = info;
-    clearTimeout(this.timers.reconnect);
+    clearTimeout(this.reconnectTimer);
     this.abandon(this.ws);
     this.setState('ended');
     this.emit('end', info);
