@@ -45,7 +45,8 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: 
   );
 }
 
-describe('pty-ws attach', () => {
+// Each CLI run starts a Node process through tsx: generous time on a loaded machine, same assertions.
+describe('pty-ws attach', { timeout: 60_000 }, () => {
   it('types into the session in binary mode, follows the window size, and detaches with Ctrl-] d', async () => {
     server = await startTestServer();
     const id = server.defaultSession!.id;
@@ -135,7 +136,7 @@ describe('pty-ws attach', () => {
   });
 });
 
-describe('pty-ws sessions', () => {
+describe('pty-ws sessions', { timeout: 60_000 }, () => {
   it('creates, lists and deletes sessions over REST', async () => {
     server = await startTestServer();
     const env = { PTY_WS_URL: server.origin, PTY_WS_TOKEN: server.devToken! };

@@ -42,7 +42,8 @@ async function typeInto(page: Page, text: string): Promise<void> {
   await page.keyboard.press('Enter');
 }
 
-describe('web terminal', () => {
+// A browser, a server and several processes on a shared 2-core machine: generous time, same assertions.
+describe('web terminal', { timeout: 60_000 }, () => {
   it('controller types, observer watches read-only, window size follows, and a network cut heals', async () => {
     server = await startTestServer();
     proxy = await startProxy(server.port);
