@@ -8,6 +8,7 @@ import { requestIsSecure } from './guards.ts';
 import { bearerFromHeader, publicOrigins } from './request.ts';
 import { hasScope } from '../src/auth/principal.ts';
 import { sessionRoutes } from './sessions.ts';
+import { webAssetHandler, webPageHandler } from './web-page.ts';
 
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
@@ -27,11 +28,8 @@ export function createApp(deps: AppDeps): Hono {
   app.get('/.well-known/agent-card.json', (c) => c.json(agentCard(deps.config, publicOrigins(c, requestIsSecure(c, deps.config)), deps.auth.enforced, deps.hub.supportedOperations())));
   app.get('/agents/:instance_id/sessions/:session_id/attach', attachHandler(deps));
   app.route('/agents/:instance_id/sessions', sessionRoutes(deps));
-  app.get('/', (c) =>
-    c.html(
-      '<!doctype html><title>pty-ws</title><h1>pty-ws</h1><p>The web terminal is not built yet. Attach with a WebSocket client: see the README.</p>',
-    ),
-  );
+  app.get('/', webPageHandler(deps));
+  app.get('/assets/:name', webAssetHandler(deps));
   app.notFound((c) => c.json(restError('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
   return app;
 }

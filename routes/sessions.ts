@@ -3,6 +3,7 @@ import { Hono, type Context } from 'hono';
 import { coversSession, hasScope, type Principal, type Scope } from '../src/auth/principal.ts';
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import { newSessionRecord, parseCreateSession } from '../src/hub/session-record.ts';
+import { recordingResponse } from './recording.ts';
 import type { SessionRecord } from '../src/ports.ts';
 import type { AppDeps } from './deps.ts';
 import { requestIsSecure, requireSecureTransport } from './guards.ts';
@@ -80,6 +81,14 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
       current_sequence: live?.currentSequence ?? (await store.lastSequence(rec.id)),
       membership: live?.membership() ?? { controllers: [], observers: [] },
     });
+  });
+
+  // Scoped like replay: the same scope and session lookup as reading the session.
+  app.get('/:session_id/recording.cast', async (c) => {
+    requireScope(c.get('principal'), 'pty:observe');
+    const rec = await visibleSession(c);
+    if (!rec) return notFound(c);
+    return recordingResponse(store, rec, hub.deps.logger);
   });
 
   app.delete('/:session_id', async (c) => {

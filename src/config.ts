@@ -205,3 +205,23 @@ export function settingsHelp(): string {
   });
   return rows.join('\n');
 }
+
+/** The client commands' settings (`attach`, `sessions`): flags first, then env (INTERFACE.md, README "CLI"). */
+export interface ClientConfig {
+  /** Bearer token: --token or PTY_WS_TOKEN. */
+  token: string | undefined;
+  /** The server for `sessions`: --url or PTY_WS_URL, default http://127.0.0.1:<PTY_WS_PORT or 8121>. */
+  serverUrl: string;
+  /** --instance or PTY_WS_INSTANCE_ID, default local. */
+  instanceId: string;
+}
+
+export function loadClientConfig(env: Env, flags: Record<string, string>): ClientConfig {
+  const serverUrl = flags.url ?? nonEmpty(env.PTY_WS_URL) ?? `http://127.0.0.1:${nonEmpty(env.PTY_WS_PORT) ?? '8121'}`;
+  if (!/^https?:\/\/[^/]+/.test(serverUrl)) throw new ConfigError([`PTY_WS_URL (--url): expected an http(s):// server URL, got ${JSON.stringify(serverUrl)}`]);
+  return {
+    token: flags.token ?? nonEmpty(env.PTY_WS_TOKEN),
+    serverUrl: serverUrl.replace(/\/+$/, ''),
+    instanceId: flags.instance ?? nonEmpty(env.PTY_WS_INSTANCE_ID) ?? 'local',
+  };
+}

@@ -285,6 +285,8 @@ describe('REST uses the same principals and scopes', () => {
     expect(listed.sessions.map((s) => s.session_id)).toEqual([mine.session_id]);
     expect((await rest(`/${mine.session_id}`, onlyMine)).status).toBe(200);
     expect((await rest(`/${bobs.session_id}`, onlyMine)).status).toBe(403);
+    expect((await rest(`/${mine.session_id}/recording.cast`, onlyMine)).status).toBe(200);
+    expect((await rest(`/${bobs.session_id}/recording.cast`, onlyMine)).status).toBe(403);
     expect((await rest('', onlyMine, { method: 'POST', body: '{}' })).status).toBe(403);
     expect((await rest('', stale.token)).status).toBe(401);
     expect((await fetch(`${server.origin}/agents/local/sessions?access_token=${alice.token}`)).status).toBe(400);

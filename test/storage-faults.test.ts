@@ -44,7 +44,7 @@ describe('a database that cannot be used at start', () => {
     return { code, stderr: child.stderr() };
   }
 
-  it('that another process holds locked: says so, names it, exits non-zero', { timeout: 30_000 }, async () => {
+  it('that another process holds locked: says so, names it, exits non-zero', { timeout: 90_000 }, async () => {
     const url = `file:${join(dir, 'locked.db')}`;
     await (await openStore({ url })).close();
     ownedByUser(dir);

@@ -19,3 +19,19 @@ export function decodeInputFrame(frame: Uint8Array): Uint8Array | null {
   for (let i = 0; i < 4; i++) if (frame[i] !== PW1I[i]) return null;
   return frame.subarray(4);
 }
+
+/** A PW1I frame carrying raw input bytes (client side). */
+export function encodeInputFrame(data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(4 + data.byteLength);
+  out.set(PW1I, 0);
+  out.set(data, 4);
+  return out;
+}
+
+/** The sequence and bytes of a PW1O frame (client side), or null when it is not one. */
+export function decodeOutputFrame(frame: Uint8Array): { sequence: number; data: Uint8Array } | null {
+  if (frame.byteLength < 13) return null;
+  for (let i = 0; i < 4; i++) if (frame[i] !== PW1O[i]) return null;
+  const sequence = Number(new DataView(frame.buffer, frame.byteOffset, frame.byteLength).getBigUint64(4, false));
+  return { sequence, data: frame.subarray(13) };
+}

@@ -1,6 +1,7 @@
 // The `pty-ws` command line: start (router + default session), serve (router), pty-host.
 import { ConfigError, loadConfig, parseArgs, settingsHelp, type Config } from '../../config.ts';
 import { startServer, type RunningServer } from './server.ts';
+import { clientCommand } from './cli/client-commands.ts';
 
 const USAGE = `usage: pty-ws <command> [--flag value ...]
 
@@ -8,6 +9,11 @@ commands:
   start       run the router with a default native session, print its URLs and a dev token (npm start)
   serve       run the router only
   pty-host    run the PTY host process on its own (--socket <path>)
+  attach <attach-url | session-id> [--token T] [--observe] [--binary] [--label L]
+              attach this terminal to a session (detach: Ctrl-] then d); the token may come
+              from PTY_WS_TOKEN; exits with the session process's exit status
+  sessions list|create|delete
+              the REST control plane (pty-ws sessions --help)
 
 settings (each env var also has the --flag shown):
 ${settingsHelp()}
@@ -25,6 +31,7 @@ async function main(argv: string[]): Promise<number> {
     await import('../../../pty/main.ts');
     return -1;
   }
+  if (args.command === 'attach' || args.command === 'sessions') return clientCommand(argv, USAGE);
   if (args.command !== 'start' && args.command !== 'serve') {
     process.stderr.write(`pty-ws: unknown command "${args.command}"\n\n${USAGE}`);
     return 2;

@@ -17,6 +17,7 @@ import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, SessionRecord } from '../../ports.ts';
 import { setUpAuth } from './auth-setup.ts';
 import { jsonLogger } from './logger.ts';
+import { bundledWebAssets } from './web-assets.ts';
 import { ensurePtyHost } from './pty-host-client.ts';
 import { PrometheusMetrics } from './prometheus.ts';
 import { WorkerScreens } from './worker-screens.ts';
@@ -75,6 +76,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     store,
     hub,
     auth,
+    webAssets: bundledWebAssets(logger),
     upgradeWebSocket,
     wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale, metrics),
     remoteAddress: (c) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.remoteAddress,

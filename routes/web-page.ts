@@ -1,0 +1,108 @@
+// GET / and GET /assets/*: the web terminal page and its bundle (no CDN: the runtime adapter bundles
+// src/web/ itself and hands the files over through AppDeps.webAssets).
+import type { Context } from 'hono';
+import { restError } from '../src/errors.ts';
+import type { AppDeps } from './deps.ts';
+
+/** The web terminal's bundled files by name (`terminal.js`, `terminal.css`), from the runtime adapter. */
+export interface WebAssets {
+  /** Resolves with the file, or undefined when there is no such asset; rejects when the bundle cannot be built. */
+  get(name: string): Promise<{ body: Uint8Array; contentType: string } | undefined>;
+}
+
+/** The page pulls scripts, styles and sockets from this origin only; xterm.js sets inline styles. */
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "connect-src 'self'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const SECURITY_HEADERS = { 'content-security-policy': CSP, 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' };
+
+export function webPageHandler(deps: AppDeps) {
+  return (c: Context) => {
+    if (!deps.webAssets) {
+      return c.html('<!doctype html><title>pty-ws</title><h1>pty-ws</h1><p>This runtime serves no web terminal. Attach with a WebSocket client or <code>pty-ws attach</code>: see the README.</p>');
+    }
+    return c.html(page(deps.config.instanceId), 200, SECURITY_HEADERS);
+  };
+}
+
+export function webAssetHandler(deps: AppDeps) {
+  return async (c: Context) => {
+    const name = c.req.param('name') ?? '';
+    try {
+      const asset = await deps.webAssets?.get(name);
+      if (!asset) return c.json(restError('not_found', `no asset ${name}`), 404);
+      return c.body(asset.body as Uint8Array<ArrayBuffer>, 200, { 'content-type': asset.contentType, 'cache-control': 'no-cache', ...SECURITY_HEADERS });
+    } catch (e) {
+      deps.hub.deps.logger.log('error', 'web terminal bundle unavailable', { error: String(e) });
+      return c.json(restError('web_bundle_unavailable', `the web terminal could not be built: ${e instanceof Error ? e.message : String(e)}`), 503);
+    }
+  };
+}
+
+const escape = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+function page(instanceId: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="pty-ws-instance" content="${escape(instanceId)}">
+<title>pty-ws</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/assets/terminal.css">
+<script type="module" src="/assets/terminal.js"></script>
+</head>
+<body>
+<header class="top"><strong>pty-ws</strong><span class="instance">instance ${escape(instanceId)}</span><span id="status" class="pill">not attached</span></header>
+<div class="layout">
+  <aside>
+    <form id="token-form" hidden>
+      <label for="token-input">Bearer token</label>
+      <input id="token-input" name="token" type="password" autocomplete="off" spellcheck="false">
+      <button>Use this token</button>
+      <p class="hint"><code>npm start</code> prints a page URL with <code>#token=…</code>.</p>
+    </form>
+    <section>
+      <div class="row"><h2>Sessions</h2><button id="refresh" type="button" title="Refresh the list">Refresh</button></div>
+      <ul id="session-list"></ul>
+      <form id="create-form">
+        <input name="command" placeholder="command (default: login shell)" autocomplete="off">
+        <input name="label" placeholder="label" autocomplete="off">
+        <button>New session</button>
+      </form>
+    </section>
+    <section id="members-panel" hidden>
+      <h2>Attached</h2>
+      <h3>Controllers</h3><ul id="controllers"></ul>
+      <h3>Observers</h3><ul id="observers"></ul>
+    </section>
+  </aside>
+  <main>
+    <div id="bar" hidden>
+      <span id="session-title"></span>
+      <span id="role" class="badge"></span>
+      <button id="toggle-role" type="button"></button>
+      <button id="recording" type="button" title="Download the retained log as asciicast v2">Recording</button>
+      <button id="detach" type="button">Detach</button>
+    </div>
+    <div id="observer-banner" class="banner" hidden></div>
+    <div id="ended-banner" class="banner ended" hidden></div>
+    <p id="error" class="error" hidden></p>
+    <p id="empty" class="empty">Pick a session on the left, or create one.</p>
+    <div id="terminal"></div>
+  </main>
+</div>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,151 @@
+// `pty-ws attach <url|session-id>`: the local TTY in raw mode, joined to a session through the client
+// library. Window-size changes become resizes, Ctrl-] d detaches, a dropped connection is rejoined
+// with replay_from, and the session process's exit status becomes this command's.
+import { hostname, userInfo } from 'node:os';
+import { constants } from 'node:os';
+import { PtyClient } from '../../../client/pty-client.ts';
+import type { ClosedInfo, EndInfo } from '../../../client/types.ts';
+import type { ClientConfig } from '../../../config.ts';
+import { nodeWebSocket } from '../ws-client.ts';
+import { DetachKey, REPAINT, RESTORE } from './terminal.ts';
+
+export interface AttachArgs {
+  target: string;
+  observe: boolean;
+  binary: boolean;
+  label?: string;
+}
+
+/** Exit status when pty-ws itself fails (refused, connection lost), as ssh does. */
+export const CONNECTION_FAILED = 255;
+
+export async function attachCommand(args: AttachArgs, config: ClientConfig): Promise<number> {
+  const { stdin, stdout, stderr } = process;
+  const url = attachUrl(args.target, config);
+  const size = stdout.isTTY ? { cols: stdout.columns, rows: stdout.rows } : undefined;
+  const client = new PtyClient({
+    url,
+    token: config.token ?? null,
+    binary: args.binary,
+    role: args.observe ? 'observer' : 'controller',
+    label: args.label ?? defaultLabel(),
+    ...(size ? { size } : {}),
+    webSocket: nodeWebSocket(),
+    reconnect: { maxAttempts: 30 },
+  });
+
+  let noticeShown = false;
+  client.on('output', (data) => stdout.write(data));
+  client.on('keyframe', (k) => {
+    if (k.repaint) stdout.write(Buffer.concat([Buffer.from(REPAINT), k.snapshot]));
+  });
+  client.on('state', (state) => {
+    if (state === 'reconnecting' && !noticeShown) {
+      noticeShown = true;
+      stdout.write('\r\n\x1b[7m[pty-ws: connection lost, reconnecting…]\x1b[0m\r\n');
+      // The notice is now on the screen: the rejoin's Keyframe repaints over it.
+      client.cursor.lost();
+    }
+    if (state === 'live') {
+      noticeShown = false;
+      fitSession();
+    }
+  });
+
+  const fitSession = () => {
+    if (client.role !== 'controller' || !stdout.isTTY) return;
+    const g = client.geometry;
+    if (!g || g.cols !== stdout.columns || g.rows !== stdout.rows) client.resize(stdout.columns, stdout.rows);
+  };
+  const detachKey = new DetachKey();
+  const onInput = (chunk: Buffer) => {
+    const { send, detach } = detachKey.feed(chunk);
+    // Before the join and while reconnecting the client holds input for the (re)join.
+    if (send.byteLength > 0 && !args.observe && client.role !== 'observer') client.send(send);
+    if (detach) void client.leave();
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    caughtSignal = signal;
+    client.close();
+  };
+  let caughtSignal: NodeJS.Signals | null = null;
+
+  const raw = stdin.isTTY === true;
+  if (raw) stdin.setRawMode(true);
+  stdin.on('data', onInput);
+  stdin.resume();
+  stdout.on('resize', fitSession);
+  for (const s of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.on(s, onSignal);
+
+  let end: EndInfo;
+  try {
+    await client.connect().catch(() => undefined);
+    end = await client.whenEnded();
+  } finally {
+    stdin.off('data', onInput);
+    stdout.off('resize', fitSession);
+    for (const s of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.off(s, onSignal);
+    if (raw) stdin.setRawMode(false);
+    stdin.pause();
+    if (stdout.isTTY) stdout.write(RESTORE);
+  }
+  const { message, status } = outcome(end, caughtSignal);
+  stderr.write(`${message}\n`);
+  return status;
+}
+
+function outcome(end: EndInfo, signal: NodeJS.Signals | null): { message: string; status: number } {
+  switch (end.reason) {
+    case 'session_closed':
+      return { message: `[pty-ws: the session ended: ${describeClosed(end.closed)}]`, status: exitStatus(end.closed) };
+    case 'left':
+      return { message: '[pty-ws: detached]', status: 0 };
+    case 'client_closed':
+      return { message: `[pty-ws: ${signal ?? 'closed'}]`, status: signal ? 128 + (constants.signals[signal] ?? 0) : 0 };
+    case 'refused':
+      return { message: `pty-ws: cannot attach: ${explain(end.message)}`, status: CONNECTION_FAILED };
+    case 'gave_up':
+      return { message: `pty-ws: connection lost: ${end.message ?? 'no answer'}`, status: CONNECTION_FAILED };
+  }
+}
+
+/** The session process's status as a shell would report it: its exit code, or 128 + the signal. */
+export function exitStatus(closed: ClosedInfo | undefined): number {
+  if (!closed) return CONNECTION_FAILED;
+  if (closed.exitCode !== null) return closed.exitCode;
+  const signal = /signal (\d+)/.exec(closed.detail ?? '')?.[1];
+  return signal ? 128 + Number(signal) : 1;
+}
+
+function describeClosed(c: ClosedInfo | undefined): string {
+  if (!c) return 'unknown';
+  if (c.reason === 'normal') return `exit ${c.exitCode ?? '?'}`;
+  return c.detail ? `${c.reason} (${c.detail})` : c.reason;
+}
+
+function explain(message: string | undefined): string {
+  const status = /Unexpected server response: (\d+)/.exec(message ?? '')?.[1];
+  const known: Record<string, string> = {
+    '400': 'the server refused the request (HTTP 400)',
+    '401': 'the server refused the bearer token (HTTP 401): pass --token or set PTY_WS_TOKEN',
+    '403': 'this token may not attach to this session (HTTP 403)',
+    '404': 'no such session (HTTP 404)',
+    '429': 'too many connections for this token (HTTP 429)',
+  };
+  return (status && known[status]) || message || 'refused';
+}
+
+/** An attach URL, an http(s) URL to the same, or a bare session id on the configured server. */
+export function attachUrl(target: string, config: ClientConfig): string {
+  if (/^wss?:\/\//.test(target)) return target;
+  if (/^https?:\/\//.test(target)) return target.replace(/^http/, 'ws');
+  return `${config.serverUrl.replace(/^http/, 'ws')}/agents/${encodeURIComponent(config.instanceId)}/sessions/${encodeURIComponent(target)}/attach`;
+}
+
+function defaultLabel(): string {
+  try {
+    return `${userInfo().username}@${hostname()}`;
+  } catch {
+    return 'pty-ws attach';
+  }
+}

@@ -1,0 +1,77 @@
+// `pty-ws sessions list|create|delete`: the REST control plane from the command line.
+import { RestError, SessionsApi, type CreateSessionBody, type SessionInfo } from '../../../client/sessions-api.ts';
+import type { ClientConfig } from '../../../config.ts';
+
+export const SESSIONS_USAGE = `usage:
+  pty-ws sessions list [--json]
+  pty-ws sessions create [--command CMD] [--label L] [--cwd DIR] [--cols N --rows N] [--json]
+  pty-ws sessions delete <session-id>
+common flags: --url http://host:port (PTY_WS_URL), --token T (PTY_WS_TOKEN), --instance ID (PTY_WS_INSTANCE_ID)
+`;
+
+export async function sessionsCommand(sub: string | undefined, positional: string[], flags: Record<string, string>, config: ClientConfig): Promise<number> {
+  const api = new SessionsApi({ origin: config.serverUrl, instanceId: config.instanceId, token: config.token ?? null });
+  const out = (s: string) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
+  try {
+    switch (sub) {
+      case 'list': {
+        const list = await api.list();
+        out(flags.json ? JSON.stringify(list, null, 2) : table(list));
+        return 0;
+      }
+      case 'create': {
+        const body = createBody(flags);
+        if (typeof body === 'string') return usage(body);
+        const s = await api.create(body);
+        out(flags.json ? JSON.stringify(s, null, 2) : `${s.session_id}\n${s.attach_url}`);
+        return 0;
+      }
+      case 'delete': {
+        const id = positional[0];
+        if (!id) return usage('delete needs a session id');
+        const r = await api.delete(id);
+        out(r.terminated ? `${id}: terminating` : `${id}: already ${r.state}`);
+        return 0;
+      }
+      default:
+        return usage(sub ? `unknown subcommand "${sub}"` : 'which subcommand?');
+    }
+  } catch (e) {
+    const hint = e instanceof RestError && e.status === 401 ? ' (pass --token or set PTY_WS_TOKEN)' : '';
+    process.stderr.write(`pty-ws: ${e instanceof Error ? e.message : String(e)}${hint}\n`);
+    return 1;
+  }
+}
+
+function usage(problem: string): number {
+  process.stderr.write(`pty-ws sessions: ${problem}\n\n${SESSIONS_USAGE}`);
+  return 2;
+}
+
+function createBody(flags: Record<string, string>): CreateSessionBody | string {
+  const body: CreateSessionBody = {};
+  if (flags.command) body.command = flags.command;
+  if (flags.label) body.label = flags.label;
+  if (flags.cwd) body.cwd = flags.cwd;
+  if (flags.cols || flags.rows) {
+    const cols = Number(flags.cols);
+    const rows = Number(flags.rows);
+    if (!Number.isInteger(cols) || !Number.isInteger(rows)) return '--cols and --rows go together, as integers';
+    body.terminal_size = { cols, rows };
+  }
+  return body;
+}
+
+function table(list: SessionInfo[]): string {
+  if (list.length === 0) return 'no sessions';
+  const rows = list.map((s) => [
+    s.session_id,
+    s.state === 'closed' && s.exit_code !== null ? `closed (${s.exit_code})` : s.state,
+    s.created_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
+    s.label ?? '',
+    s.command ?? (s.argv ? s.argv.join(' ') : ''),
+  ]);
+  const all = [['SESSION ID', 'STATE', 'CREATED', 'LABEL', 'COMMAND'], ...rows];
+  const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+}

@@ -1,0 +1,95 @@
+// The REST control plane from the client side (INTERFACE.md, HTTP routes): list, create, inspect and
+// end sessions, and read recordings. Uses the runtime's fetch; the bearer goes in Authorization.
+import * as v from 'valibot';
+import { RestErrorBody, SessionInfo, SessionList } from '../protocol/session-info.ts';
+
+export type { SessionInfo };
+
+export class RestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RestError';
+  }
+}
+
+export interface CreateSessionBody {
+  command?: string;
+  argv?: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  label?: string;
+  terminal_size?: { cols: number; rows: number };
+  session_backend?: string;
+  session_class?: string;
+}
+
+export class SessionsApi {
+  /** `http(s)://host[:port]/agents/{instance_id}/sessions` */
+  readonly sessionsUrl: string;
+
+  constructor(private readonly opts: { origin: string; instanceId: string; token?: string | null; fetch?: typeof fetch }) {
+    this.sessionsUrl = `${opts.origin.replace(/\/+$/, '')}/agents/${encodeURIComponent(opts.instanceId)}/sessions`;
+  }
+
+  async list(): Promise<SessionInfo[]> {
+    return (await this.call('GET', '', SessionList)).sessions;
+  }
+
+  get(sessionId: string): Promise<SessionInfo> {
+    return this.call('GET', `/${encodeURIComponent(sessionId)}`, SessionInfo);
+  }
+
+  create(body: CreateSessionBody = {}): Promise<SessionInfo> {
+    return this.call('POST', '', SessionInfo, body);
+  }
+
+  delete(sessionId: string): Promise<{ session_id: string; terminated: boolean; state: string }> {
+    return this.call('DELETE', `/${encodeURIComponent(sessionId)}`, v.object({ session_id: v.string(), terminated: v.boolean(), state: v.string() }));
+  }
+
+  /** The session's retained log as an asciicast v2 stream (the caller reads the body). */
+  async recording(sessionId: string): Promise<Response> {
+    const res = await this.fetch('GET', `/${encodeURIComponent(sessionId)}/recording.cast`);
+    if (!res.ok) throw await restError(res);
+    return res;
+  }
+
+  /** The WebSocket attach URL of a session on the same origin. */
+  attachUrl(sessionId: string): string {
+    return `${this.sessionsUrl.replace(/^http/, 'ws')}/${encodeURIComponent(sessionId)}/attach`;
+  }
+
+  private async call<T extends v.GenericSchema>(method: string, path: string, schema: T, body?: unknown): Promise<v.InferOutput<T>> {
+    const res = await this.fetch(method, path, body);
+    if (!res.ok) throw await restError(res);
+    const parsed = v.safeParse(schema, await res.json());
+    if (!parsed.success) throw new RestError(res.status, 'bad_response', `${method} ${this.sessionsUrl}${path}: unexpected response shape`);
+    return parsed.output;
+  }
+
+  private fetch(method: string, path: string, body?: unknown): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (this.opts.token) headers.authorization = `Bearer ${this.opts.token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const f = this.opts.fetch ?? fetch;
+    return f(`${this.sessionsUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  }
+}
+
+async function restError(res: Response): Promise<RestError> {
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const parsed = v.safeParse(RestErrorBody, body);
+  return parsed.success
+    ? new RestError(res.status, parsed.output.error.code, `HTTP ${res.status} ${parsed.output.error.code}: ${parsed.output.error.message}`)
+    : new RestError(res.status, 'http_error', `HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+}

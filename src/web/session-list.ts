@@ -1,0 +1,72 @@
+// The sidebar's session list: each session with its state and links to attach or watch it, a button
+// to end it, and the form that creates a new one.
+import type { SessionInfo, SessionsApi } from '../client/sessions-api.ts';
+import { h } from './dom.ts';
+
+export interface SessionListUi {
+  list: HTMLUListElement;
+  form: HTMLFormElement;
+  onError(message: string): void;
+  /** Called after a session was created, with its id. */
+  onCreated(sessionId: string): void;
+}
+
+export class SessionList {
+  constructor(
+    private readonly api: SessionsApi,
+    private readonly ui: SessionListUi,
+  ) {
+    ui.form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      void this.create();
+    });
+  }
+
+  async refresh(current: string | null): Promise<void> {
+    const sessions = await this.api.list();
+    this.ui.list.replaceChildren(...sessions.map((s) => this.row(s, s.session_id === current)));
+    if (sessions.length === 0) this.ui.list.append(h('li', { class: 'none' }, 'No sessions yet.'));
+  }
+
+  private row(s: SessionInfo, current: boolean): HTMLLIElement {
+    const name = s.label || s.command || (s.argv ? s.argv.join(' ') : 'shell');
+    const state = s.state === 'closed' ? `ended${s.exit_code === null ? '' : ` (exit ${s.exit_code})`}` : s.state;
+    const end = h('button', { type: 'button', class: 'end', title: 'End this session (SIGHUP)' }, 'End');
+    end.addEventListener('click', () => void this.end(s.session_id));
+    return h(
+      'li',
+      { class: `session state-${s.state}${current ? ' current' : ''}`, 'data-session-id': s.session_id },
+      h('div', { class: 'name' }, name),
+      h('div', { class: 'meta' }, `${state} · ${s.session_id.slice(-8)} · ${new Date(s.created_at).toLocaleTimeString()}`),
+      h(
+        'div',
+        { class: 'actions' },
+        h('a', { href: `#session=${s.session_id}`, class: 'attach' }, 'Attach'),
+        h('a', { href: `#session=${s.session_id}&observe=1`, class: 'watch' }, 'Watch'),
+        s.state !== 'closed' && end,
+      ),
+    );
+  }
+
+  private async create(): Promise<void> {
+    const data = new FormData(this.ui.form);
+    const command = String(data.get('command') ?? '').trim();
+    const label = String(data.get('label') ?? '').trim();
+    try {
+      const s = await this.api.create({ ...(command ? { command } : {}), ...(label ? { label } : {}) });
+      this.ui.form.reset();
+      this.ui.onCreated(s.session_id);
+    } catch (e) {
+      this.ui.onError(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  private async end(sessionId: string): Promise<void> {
+    try {
+      await this.api.delete(sessionId);
+      await this.refresh(null);
+    } catch (e) {
+      this.ui.onError(e instanceof Error ? e.message : String(e));
+    }
+  }
+}

@@ -1,0 +1,194 @@
+// One attached session in the page: an xterm.js terminal driven by a PtyClient in binary mode.
+// The terminal always has the session's size (from Keyframes and Resize frames); a controller asks
+// for the size that fits its window, an observer only watches (its keys are never sent).
+import { FitAddon } from '@xterm/addon-fit';
+import { Terminal } from '@xterm/xterm';
+import { PtyClient } from '../client/pty-client.ts';
+import { RestError, type SessionsApi } from '../client/sessions-api.ts';
+import type { ConnectionState, Membership, Role } from '../client/types.ts';
+import { globalWebSocket } from '../client/websocket.ts';
+import { h, show } from './dom.ts';
+
+export interface TerminalUi {
+  container: HTMLElement;
+  status: HTMLElement;
+  role: HTMLElement;
+  toggleRole: HTMLButtonElement;
+  observerBanner: HTMLElement;
+  endedBanner: HTMLElement;
+  controllers: HTMLUListElement;
+  observers: HTMLUListElement;
+  onError(message: string): void;
+  /** The first join completed (the session's process now runs). */
+  onLive(): void;
+  /** The session is gone or the token no longer works: leave this view. */
+  onLost(reason: 'gone' | 'unauthorized'): void;
+}
+
+export interface TerminalOptions {
+  api: SessionsApi;
+  sessionId: string;
+  token: string | null;
+  observe: boolean;
+  label: string;
+}
+
+export class TerminalView {
+  readonly client: PtyClient;
+  private readonly term: Terminal;
+  private readonly fit = new FitAddon();
+  private readonly resizeObserver: ResizeObserver;
+  private fitTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly opts: TerminalOptions,
+    private readonly ui: TerminalUi,
+  ) {
+    this.term = new Terminal({
+      cursorBlink: true,
+      scrollback: 5000,
+      fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace',
+      fontSize: 14,
+      disableStdin: opts.observe,
+      theme: { background: '#101418', foreground: '#d8dee9', cursor: '#f0c674' },
+    });
+    this.term.loadAddon(this.fit);
+    ui.container.replaceChildren();
+    this.term.open(ui.container);
+    const size = this.fit.proposeDimensions();
+
+    this.client = new PtyClient({
+      url: opts.api.attachUrl(opts.sessionId),
+      token: opts.token,
+      binary: true,
+      role: opts.observe ? 'observer' : 'controller',
+      label: opts.label,
+      ...(size && size.cols > 0 && size.rows > 0 ? { size: { cols: size.cols, rows: size.rows } } : {}),
+      webSocket: globalWebSocket,
+    });
+    this.wire();
+    this.resizeObserver = new ResizeObserver(() => {
+      clearTimeout(this.fitTimer);
+      this.fitTimer = setTimeout(() => this.fitToWindow(), 100);
+    });
+    this.resizeObserver.observe(ui.container);
+    ui.toggleRole.onclick = () => this.client.requestRole(this.client.role === 'controller' ? 'observer' : 'controller');
+  }
+
+  async start(): Promise<void> {
+    this.setStatus('connecting');
+    try {
+      await this.client.connect();
+      this.term.focus();
+      this.ui.onLive();
+    } catch (e) {
+      this.ui.onError(e instanceof Error ? e.message : String(e));
+      void this.checkSession();
+    }
+  }
+
+  async detach(): Promise<void> {
+    await this.client.leave();
+    this.dispose();
+  }
+
+  dispose(): void {
+    this.client.close();
+    this.resizeObserver.disconnect();
+    clearTimeout(this.fitTimer);
+    this.term.dispose();
+  }
+
+  private wire(): void {
+    const { client, term } = this;
+    client.on('output', (data) => term.write(data));
+    client.on('keyframe', (k) => {
+      if (!k.repaint) return;
+      term.reset();
+      term.resize(k.cols, k.rows);
+      term.write(k.snapshot);
+    });
+    client.on('resize', (g) => term.resize(g.cols, g.rows));
+    client.on('role', (r) => this.showRole(r.role, r.downgraded ? (r.reason ?? 'all controller seats are taken') : undefined));
+    client.on('membership', (m) => this.showMembers(m));
+    client.on('state', (state, info) => {
+      this.setStatus(state, info.attempt);
+      if (state === 'live' && client.role === 'controller') this.fitToWindow();
+      if (state === 'reconnecting' && info.attempt >= 3) void this.checkSession();
+    });
+    client.on('closed', (c) => {
+      const how = c.reason === 'normal' ? `exited with status ${c.exitCode ?? '?'}` : `ended (${c.reason}${c.detail ? `: ${c.detail}` : ''})`;
+      this.ui.endedBanner.textContent = `The session's process ${how}.`;
+      show(this.ui.endedBanner, true);
+    });
+    client.on('error', (e) => {
+      if (e.code === 'PTY_OUTPUT_LAGGED' || e.code === 'REPLAY_OUT_OF_RANGE') return;
+      this.ui.onError(`${e.code}: ${e.message}`);
+    });
+    client.on('end', (end) => {
+      this.setStatus('ended');
+      if (end.reason === 'refused' || end.reason === 'gave_up') this.ui.onError(`connection ${end.reason}: ${end.message ?? ''}`);
+    });
+    term.onData((data) => {
+      if (client.role === 'controller') client.send(data);
+    });
+    term.onBinary((data) => {
+      if (client.role === 'controller') client.send(Uint8Array.from(data, (c) => c.charCodeAt(0)));
+    });
+  }
+
+  /** A controller asks for the size that fits the window; the Resize that comes back resizes the terminal. */
+  private fitToWindow(): void {
+    if (this.client.role !== 'controller' || this.client.state !== 'live') return;
+    const d = this.fit.proposeDimensions();
+    if (!d || !(d.cols > 0 && d.rows > 0)) return;
+    const g = this.client.geometry;
+    if (!g || g.cols !== d.cols || g.rows !== d.rows) this.client.resize(d.cols, d.rows);
+  }
+
+  private showRole(role: Role, downgradedBecause?: string): void {
+    const observer = role === 'observer';
+    this.term.options.disableStdin = observer;
+    this.ui.role.textContent = observer ? 'OBSERVER · read-only' : 'CONTROLLER';
+    this.ui.role.className = `badge ${role}`;
+    this.ui.toggleRole.textContent = observer ? 'Take control' : 'Watch only';
+    this.ui.observerBanner.textContent = downgradedBecause
+      ? `Observer mode (${downgradedBecause}): you see everything, your keys are not sent.`
+      : 'Observer mode: you see everything, your keys are not sent.';
+    show(this.ui.observerBanner, observer);
+    document.body.classList.toggle('observing', observer);
+    if (!observer) this.fitToWindow();
+  }
+
+  private showMembers(m: Membership): void {
+    const item = (member: { client_id: string; label?: string | undefined }) =>
+      h('li', { class: member.client_id === this.client.clientId ? 'me' : '' }, member.label || 'unlabelled', h('span', { class: 'id' }, ` ${member.client_id.slice(-6)}`), member.client_id === this.client.clientId && h('span', { class: 'you' }, ' (you)'));
+    this.ui.controllers.replaceChildren(...m.controllers.map(item));
+    this.ui.observers.replaceChildren(...m.observers.map(item));
+  }
+
+  private setStatus(state: ConnectionState, attempt = 0): void {
+    const text: Record<ConnectionState, string> = {
+      connecting: 'connecting…',
+      joining: 'joining…',
+      live: 'live',
+      reconnecting: `connection lost, reconnecting${attempt > 1 ? ` (attempt ${attempt})` : ''}…`,
+      ended: 'disconnected',
+    };
+    this.ui.status.textContent = text[state];
+    this.ui.status.className = `pill ${state}`;
+    // Membership is only current while live: grey it out otherwise.
+    document.body.classList.toggle('offline', state !== 'live');
+  }
+
+  /** While reconnecting keeps failing, ask REST why: a deleted session or a dead token will not come back. */
+  private async checkSession(): Promise<void> {
+    try {
+      await this.opts.api.get(this.opts.sessionId);
+    } catch (e) {
+      if (!(e instanceof RestError)) return;
+      if (e.status === 404) this.ui.onLost('gone');
+      if (e.status === 401) this.ui.onLost('unauthorized');
+    }
+  }
+}

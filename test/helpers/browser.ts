@@ -1,0 +1,53 @@
+// Headless Chromium (Debian's `chromium`) driven by playwright-core, with a fresh profile per launch.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+/** Where tests leave screenshots for people to look at (git-ignored). */
+export const TEST_OUTPUT = new URL('../../test-output/', import.meta.url).pathname;
+
+export interface Browser {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+export async function launchChromium(): Promise<Browser> {
+  const profile = mkdtempSync(join(tmpdir(), 'pty-ws-chromium-'));
+  // Without the background-networking flags Chromium phones home, and this machine's closed network refuses it.
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1200, height: 760 },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(TEST_OUTPUT, { recursive: true });
+  const path = join(TEST_OUTPUT, name);
+  await page.screenshot({ path });
+  return path;
+}
+
+/** The terminal's visible rows, as the xterm.js DOM renderer shows them. */
+export function screenText(page: Page): Promise<string> {
+  return page.locator('#terminal .xterm-rows').innerText();
+}
+
+/** Waits until `selector`'s text matches. */
+export async function waitForText(page: Page, selector: string, pattern: RegExp, timeoutMs = 15_000): Promise<string> {
+  await page.waitForFunction(
+    ([sel, src, flags]) => new RegExp(src!, flags).test(document.querySelector(sel!)?.textContent ?? ''),
+    [selector, pattern.source, pattern.flags],
+    { timeout: timeoutMs, polling: 50 },
+  );
+  return (await page.locator(selector).textContent()) ?? '';
+}
