@@ -57,11 +57,13 @@ export class BindingError extends Error {
   /** Extra, code-specific fields placed in the Error frame's payload. */
   readonly extra: Record<string, unknown>;
   readonly fatal: boolean;
+  /** A more specific A2A error than the code's own (e.g. PushNotificationNotSupportedError for UNSUPPORTED_OPERATION). */
+  readonly a2a: A2AErrorKind | undefined;
 
   constructor(
     code: BindingCode,
     message: string,
-    opts: { metadata?: Record<string, string>; extra?: Record<string, unknown>; fatal?: boolean } = {},
+    opts: { metadata?: Record<string, string>; extra?: Record<string, unknown>; fatal?: boolean; a2a?: A2AErrorKind } = {},
   ) {
     super(message);
     this.name = 'BindingError';
@@ -69,6 +71,7 @@ export class BindingError extends Error {
     this.metadata = opts.metadata ?? {};
     this.extra = opts.extra ?? {};
     this.fatal = opts.fatal ?? false;
+    this.a2a = opts.a2a;
   }
 
   get info(): CodeInfo {
@@ -76,14 +79,21 @@ export class BindingError extends Error {
   }
 }
 
-export function a2aError(code: BindingCode, message: string, metadata: Record<string, string> = {}): A2AError {
+/** A2A errors that share a binding code with others (a2a-model.md, Errors). */
+export const A2A_ERRORS = {
+  pushNotificationNotSupported: { code: -32003, reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' },
+  contentTypeNotSupported: { code: -32005, reason: 'CONTENT_TYPE_NOT_SUPPORTED' },
+} as const;
+export type A2AErrorKind = (typeof A2A_ERRORS)[keyof typeof A2A_ERRORS];
+
+export function a2aError(code: BindingCode, message: string, metadata: Record<string, string> = {}, kind?: A2AErrorKind): A2AError {
   return {
-    code: ERROR_TABLE[code].a2aCode,
+    code: kind?.code ?? ERROR_TABLE[code].a2aCode,
     message,
     data: [
       {
         '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
-        reason: A2A_REASON[code] ?? code,
+        reason: kind?.reason ?? A2A_REASON[code] ?? code,
         domain: 'a2a-protocol.org',
         metadata,
       },
@@ -105,7 +115,7 @@ export function errorPayload(err: BindingError): ErrorPayload {
     code: err.code,
     message: err.message,
     retryable: err.info.retryable,
-    a2a_error: a2aError(err.code, err.message, err.metadata),
+    a2a_error: a2aError(err.code, err.message, err.metadata, err.a2a),
   };
 }
 

@@ -4,6 +4,7 @@ import type { LibSQLDatabase } from 'drizzle-orm/libsql';
 import type { LogEntry, Logger, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
 import { sessionLog, sessions } from './schema.ts';
+import { LibsqlTaskStore } from './task-store.ts';
 import { WriteQueue } from './write-queue.ts';
 
 export type StoreDatabase = LibSQLDatabase & { $client: Client };
@@ -28,15 +29,17 @@ export interface PruneOptions {
 }
 
 /** A drizzle query builder: built here, run through the client so the batch is a write transaction. */
-type BuiltQuery = { toSQL(): { sql: string; params: unknown[] } };
+export type BuiltQuery = { toSQL(): { sql: string; params: unknown[] } };
 
 // Small enough for any server's bound-parameter limit (SQLite's old default was 999).
 const ROWS_PER_INSERT = 100;
 
 const { currentSequence: _currentSequence, ...recordColumns } = getTableColumns(sessions);
 
-/** The session and log tables behind the `Store` port, with every write through one queue. */
+/** The session and log tables behind the `Store` port (and the task tables behind `tasks`), with every write through one queue. */
 export class LibsqlStore implements Store {
+  /** The A2A tasks, written through this store's single writer. */
+  readonly tasks: LibsqlTaskStore;
   readonly #db: StoreDatabase;
   readonly #logger: Logger | undefined;
   readonly #pending = new PendingLog();
@@ -54,6 +57,7 @@ export class LibsqlStore implements Store {
       retryDelaysMs: options.retryDelaysMs ?? [50, 200, 1000, 3000],
       logger: options.logger,
     });
+    this.tasks = new LibsqlTaskStore(db, (queries) => this.#write(queries));
   }
 
   async createSession(rec: SessionRecord): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Config } from '../config.ts';
-import type { Clock, Logger, PtyHost, Store } from '../ports.ts';
+import type { Clock, LogEntry, Logger, PtyHost, Store } from '../ports.ts';
 import type { OpHandler } from './attachment.ts';
 import type { SessionHostCaps } from './session-host.ts';
 
@@ -13,4 +13,6 @@ export interface HubDeps {
   sessionHost: SessionHostCaps;
   /** Operations beyond the built-in PTY verbs (e.g. the A2A task operations), by `op`. */
   ops?: Record<string, OpHandler>;
+  /** Whether a join's replay may show this connection this log frame (TaskStatusUpdate frames go to their subscribers only). */
+  replayFilter?: (sessionId: string, clientId: string, entry: LogEntry) => boolean;
 }

@@ -6,7 +6,7 @@ import { encodeOutputFrame } from '../protocol/binary.ts';
 import { PTY_FRAME_OP, ptyPayload, serverFrame, type PtyFrameKind } from '../protocol/frames.ts';
 import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
 import { SNAPSHOT_FORMAT } from '../protocol/uris.ts';
-import type { PtyExit, SessionRecord } from '../ports.ts';
+import type { LogEntry, PtyExit, SessionRecord } from '../ports.ts';
 import { assignRole, changeRole, type RoleDecision } from './roles.ts';
 import { KeyframeCadence } from './keyframe-cadence.ts';
 import { ScreenModel, type ScreenSnapshot } from './screen.ts';
@@ -23,6 +23,21 @@ export interface LogFrame {
 
 export type CloseReason = 'normal' | 'killed' | 'timeout' | 'instance_terminated' | 'error';
 
+/** A connection log frames can be addressed to (its Member once joined). */
+export interface LogSink {
+  sendLog(frame: LogFrame): void;
+}
+
+/** Something that follows a session's terminal without being a member of it (the task runner). */
+export interface SessionObserver {
+  /** PTY output, in log order, right after its Output frame was emitted. */
+  output?(data: Uint8Array): void;
+  /** Bytes a controller typed. */
+  input?(data: Uint8Array): void;
+  /** The process is gone; runs before the Closed frame is emitted, so frames it emits come first. */
+  ended?(exitCode: number | null, reason: CloseReason): void;
+}
+
 export class LiveSession {
   readonly id: string;
   private record: SessionRecord;
@@ -37,6 +52,7 @@ export class LiveSession {
   private deferred: Array<() => void> | null = null;
   private framesSincePrune = 0;
   private pruning = false;
+  private readonly observers = new Set<SessionObserver>();
 
   constructor(
     private readonly deps: HubDeps,
@@ -62,6 +78,33 @@ export class LiveSession {
 
   get state(): SessionRecord['state'] {
     return this.record.state;
+  }
+
+  /** The argv the process was started with (null before it first started). */
+  get argv(): readonly string[] | null {
+    return this.record.argv;
+  }
+
+  /** True while a full-screen program (the alternate screen buffer) has the terminal. */
+  get fullScreen(): boolean {
+    return this.screen?.alternateScreen ?? false;
+  }
+
+  observe(observer: SessionObserver): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
+  }
+
+  /** Starts the process with the session's own settings if nobody has yet (a join does the same). */
+  async ensureRunning(): Promise<void> {
+    if (this.ended) throw new BindingError('INVALID_REQUEST', `session ${this.id} has ended`, { metadata: { reason: 'session.closed' } });
+    await this.ensureStarted({ role: 'observer' }, false);
+  }
+
+  /** Writes bytes to the PTY on behalf of the server (a task), not of a member. */
+  type(data: Uint8Array): void {
+    this.requireRunning();
+    this.deps.pty.write(this.id, data);
   }
 
   membership(): { controllers: Array<{ client_id: string; label?: string }>; observers: Array<{ client_id: string; label?: string }> } {
@@ -124,16 +167,31 @@ export class LiveSession {
   private async replay(member: Member, replayFrom: number, upTo: number, requestId: string): Promise<LogFrame[] | null> {
     const oldest = await this.deps.store.oldestSequence(this.id);
     if (replayFrom > upTo || (oldest !== null && replayFrom < oldest - 1)) {
-      const message = `replay_from ${replayFrom} is outside the retained log (oldest retained sequence ${oldest ?? 'none'}, current ${upTo})`;
-      const err = new BindingError('REPLAY_OUT_OF_RANGE', message, {
-        metadata: { replay_from: String(replayFrom), oldest_retained_sequence: String(oldest ?? '') },
-        extra: { oldest_retained_sequence: oldest, current_sequence: upTo },
-      });
+      const err = this.outOfRange(replayFrom, oldest, upTo);
       member.sendUnicast(JSON.stringify(serverFrame('Error', errorPayload(err), upTo, this.deps.clock.now(), requestId)));
       return null;
     }
+    const filter = this.deps.replayFilter;
     const entries = await this.deps.store.readLog(this.id, replayFrom);
-    return entries.filter((e) => e.sequence <= upTo).map((e) => ({ sequence: e.sequence, json: e.frame }));
+    return entries.filter((e) => e.sequence <= upTo && (!filter || filter(this.id, member.clientId, e))).map((e) => ({ sequence: e.sequence, json: e.frame }));
+  }
+
+  /**
+   * Log entries in (replayFrom, upTo] for a client catching up outside a join (SubscribeToTask), or
+   * the REPLAY_OUT_OF_RANGE error to send it (DECISIONS §4).
+   */
+  async replayRange(replayFrom: number, upTo: number): Promise<LogEntry[] | BindingError> {
+    const oldest = await this.deps.store.oldestSequence(this.id);
+    if (replayFrom > upTo || (oldest !== null && replayFrom < oldest - 1)) return this.outOfRange(replayFrom, oldest, upTo);
+    return (await this.deps.store.readLog(this.id, replayFrom)).filter((e) => e.sequence <= upTo);
+  }
+
+  private outOfRange(replayFrom: number, oldest: number | null, upTo: number): BindingError {
+    const message = `replay_from ${replayFrom} is outside the retained log (oldest retained sequence ${oldest ?? 'none'}, current ${upTo})`;
+    return new BindingError('REPLAY_OUT_OF_RANGE', message, {
+      metadata: { replay_from: String(replayFrom), oldest_retained_sequence: String(oldest ?? '') },
+      extra: { oldest_retained_sequence: oldest, current_sequence: upTo },
+    });
   }
 
   leave(member: Member): void {
@@ -183,6 +241,7 @@ export class LiveSession {
     this.requireController(member, 'send input');
     this.requireRunning();
     this.deps.pty.write(this.id, data);
+    for (const o of this.observers) o.input?.(data);
   }
 
   resize(member: Member, cols: number, rows: number): void {
@@ -204,6 +263,7 @@ export class LiveSession {
       const frame = this.emit('Output', { stream: 'stdout', data: bytesToBase64(data) }, data);
       this.screen?.write(data, frame.sequence);
       this.cadence.onOutput();
+      for (const o of this.observers) o.output?.(data);
     });
   }
 
@@ -266,6 +326,8 @@ export class LiveSession {
   private end(reason: CloseReason, exitCode: number | null, detail?: string): void {
     if (this.record.state === 'closed') return;
     this.cadence.stop();
+    for (const o of this.observers) o.ended?.(exitCode, reason);
+    this.observers.clear();
     this.emit('Closed', detail ? { exit_code: exitCode, reason, detail } : { exit_code: exitCode, reason });
     const closedAt = new Date(this.deps.clock.now()).toISOString();
     this.record = { ...this.record, state: 'closed', exitCode, closeReason: reason, closedAt };
@@ -300,13 +362,30 @@ export class LiveSession {
     });
   }
 
-  private emit(kind: PtyFrameKind, fields: Record<string, unknown>, output?: Uint8Array): LogFrame {
+  /**
+   * A log frame for chosen connections only (DECISIONS §3: a TaskStatusUpdate goes to its task's
+   * subscribers): numbered and logged like every other, `kind` names it in the log.
+   */
+  emitTo(op: string, kind: string, payload: unknown, sinks: Iterable<LogSink>, envelope: Record<string, unknown> = {}): LogFrame {
+    const frame = this.append(kind, (sequence, now) => ({ ...serverFrame(op, payload, sequence, now), ...envelope }));
+    for (const s of sinks) s.sendLog(frame);
+    return frame;
+  }
+
+  /** Takes the next sequence number and writes the frame to the log. */
+  private append(kind: string, build: (sequence: number, now: number) => unknown): LogFrame {
     const now = this.deps.clock.now();
     const sequence = ++this.sequence;
-    const json = JSON.stringify(serverFrame(PTY_FRAME_OP, ptyPayload(kind, fields), sequence, now));
+    const json = JSON.stringify(build(sequence, now));
     this.deps.store.appendLog({ sessionId: this.id, sequence, kind, createdAt: now, frame: json });
     if (++this.framesSincePrune >= this.pruneEvery) this.prune(now);
-    const frame: LogFrame = output ? { sequence, json, output } : { sequence, json };
+    return { sequence, json };
+  }
+
+  private emit(kind: PtyFrameKind, fields: Record<string, unknown>, output?: Uint8Array): LogFrame {
+    const logged = this.append(kind, (sequence, now) => serverFrame(PTY_FRAME_OP, ptyPayload(kind, fields), sequence, now));
+    const frame: LogFrame = output ? { ...logged, output } : logged;
+    const sequence = frame.sequence;
     let binary: Uint8Array | undefined;
     for (const m of this.members.values()) {
       if (output && m.binary) m.sendLog(frame, (binary ??= encodeOutputFrame(sequence, output)));

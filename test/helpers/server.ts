@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
-import { startServer, type RunningServer } from '../../src/adapter/node/server.ts';
+import { startServer, type RunningServer, type StartOptions } from '../../src/adapter/node/server.ts';
 import type { Logger } from '../../src/ports.ts';
 
 export interface TestServer extends RunningServer {
@@ -11,11 +11,18 @@ export interface TestServer extends RunningServer {
   logs: string[];
   wsOrigin: string;
   attachUrl(sessionId: string): string;
+  /** Stops the server and removes its state directory. */
   stop(): Promise<void>;
 }
 
-export async function startTestServer(env: Record<string, string> = {}, flags: Record<string, string> = {}): Promise<TestServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'pty-ws-test-'));
+export interface TestServerOptions {
+  /** Reuse this state directory (a restart); it is then the caller's to remove. */
+  dir?: string;
+  authenticator?: StartOptions['authenticator'];
+}
+
+export async function startTestServer(env: Record<string, string> = {}, flags: Record<string, string> = {}, opts: TestServerOptions = {}): Promise<TestServer> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'pty-ws-test-'));
   const config = loadConfig(
     { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', ...env },
     { port: '0', 'state-dir': dir, ...flags },
@@ -27,7 +34,7 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
       return logger;
     },
   };
-  const server = await startServer(config, { createDefaultSession: true, logger });
+  const server = await startServer(config, { createDefaultSession: true, logger, authenticator: opts.authenticator });
   const wsOrigin = server.origin.replace(/^http/, 'ws');
   return {
     ...server,

@@ -14,6 +14,8 @@ import { newSessionRecord } from '../../hub/session-record.ts';
 import { randomToken, sha256Hex } from '../../ids.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, SessionRecord } from '../../ports.ts';
+import { taskOps } from '../../tasks/ops.ts';
+import { TaskService } from '../../tasks/task-service.ts';
 import { jsonLogger } from './logger.ts';
 import { ensurePtyHost } from './pty-host-client.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
@@ -32,11 +34,13 @@ export interface RunningServer {
 export interface StartOptions {
   createDefaultSession?: boolean;
   logger?: Logger;
+  /** Who may attach, instead of the one generated dev token (tests give principals other scopes). */
+  authenticator?: Authenticator;
 }
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId });
-  const { auth, devToken } = await authenticatorFor(config);
+  const { auth, devToken } = opts.authenticator ? { auth: opts.authenticator, devToken: null } : await authenticatorFor(config);
 
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   if (config.databaseUrl.startsWith('file:')) mkdirSync(dirname(resolve(config.databaseUrl.slice('file:'.length))), { recursive: true });
@@ -46,7 +50,19 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     throw e;
   });
 
-  const hub = new SessionHub({ config, store, pty: ptyHandle.host, clock: { now: Date.now }, logger, sessionHost: NATIVE_ONLY });
+  const clock = { now: Date.now };
+  const tasks = new TaskService({ store: store.tasks, clock, logger });
+  const hub = new SessionHub({
+    config,
+    store,
+    pty: ptyHandle.host,
+    clock,
+    logger,
+    sessionHost: NATIVE_ONLY,
+    ops: taskOps(tasks),
+    replayFilter: tasks.replayFilter,
+  });
+  await tasks.start(config.instanceId);
   await hub.start();
 
   const keepalive = { pingIntervalMs: config.pingIntervalMs, pongTimeoutMs: config.pongTimeoutMs };

@@ -1,0 +1,40 @@
+// Helpers for the A2A task operations over a TestClient.
+import { expect } from 'vitest';
+import { uuidv7 } from '../../src/ids.ts';
+import type { Frame, TestClient } from './client.ts';
+
+export interface TaskJson {
+  id: string;
+  contextId: string;
+  status: { state: string; timestamp: string; message?: { role: string; parts: Array<{ text?: string }>; metadata?: Record<string, unknown> } };
+  artifacts?: Array<{ artifactId: string; name?: string; parts: Array<{ text?: string; mediaType?: string }>; metadata?: Record<string, unknown> }>;
+  history?: Array<{ messageId: string; role: string; taskId?: string; contextId?: string; parts: Array<Record<string, unknown>> }>;
+  metadata?: Record<string, unknown>;
+}
+
+export const userMessage = (parts: Array<Record<string, unknown>>, extra: Record<string, unknown> = {}) => ({ messageId: uuidv7(), role: 'ROLE_USER', parts, ...extra });
+export const text = (t: string) => userMessage([{ text: t }]);
+
+/** Sends a request and waits for the frame answering it (its response op or an Error). */
+export async function request(c: TestClient, op: string, payload: Record<string, unknown>, extra: Record<string, unknown> = {}, timeoutMs = 15_000): Promise<Frame> {
+  const id = c.send(op, payload, extra);
+  return c.waitForFrame((f) => f.id === id && f.op !== 'TaskStatusUpdate', `${op} answer`, timeoutMs);
+}
+
+/** The answer must be `op`; returns its payload. */
+export async function ok(c: TestClient, op: string, payload: Record<string, unknown>, extra: Record<string, unknown> = {}, timeoutMs?: number): Promise<Record<string, unknown>> {
+  const f = await request(c, op, payload, extra, timeoutMs);
+  expect(f.op, JSON.stringify(f.payload)).not.toBe('Error');
+  return f.payload;
+}
+
+export async function run(c: TestClient, command: string, timeoutMs?: number): Promise<TaskJson> {
+  return (await ok(c, 'SendMessage', { message: text(command) }, {}, timeoutMs)).task as TaskJson;
+}
+
+export const updates = (c: TestClient, taskId?: string): Frame[] =>
+  c.frames().filter((f) => f.op === 'TaskStatusUpdate' && (!taskId || (f.payload.delta as { taskId: string }).taskId === taskId));
+
+export const stateOf = (f: Frame): string => (f.payload.task as TaskJson).status.state;
+
+export const outputOf = (t: TaskJson): string => t.artifacts?.[0]?.parts[0]?.text ?? '';
