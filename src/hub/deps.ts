@@ -1,6 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Clock, LogEntry, Logger, PtyHost, Store } from '../ports.ts';
 import type { OpHandler } from './attachment.ts';
+import type { LiveSession } from './live-session.ts';
 import type { SessionHostCaps } from './session-host.ts';
 
 /** Everything the session core needs from outside, passed down once. */
@@ -15,4 +16,6 @@ export interface HubDeps {
   ops?: Record<string, OpHandler>;
   /** Whether a join's replay may show this connection this log frame (TaskStatusUpdate frames go to their subscribers only). */
   replayFilter?: (sessionId: string, clientId: string, entry: LogEntry) => boolean;
+  /** Called once per session when the hub first loads it, before anyone can attach to it. */
+  sessionLoaded?: (session: LiveSession) => void;
 }

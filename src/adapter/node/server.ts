@@ -61,6 +61,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     sessionHost: NATIVE_ONLY,
     ops: taskOps(tasks),
     replayFilter: tasks.replayFilter,
+    // The task runner follows each terminal from the start: whether a human is mid-line matters later.
+    sessionLoaded: (session) => tasks.forSession(session),
   });
   await tasks.start(config.instanceId);
   await hub.start();
