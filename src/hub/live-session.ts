@@ -90,9 +90,9 @@ export class LiveSession {
     return this.screen?.alternateScreen ?? false;
   }
 
-  observe(observer: SessionObserver): () => void {
+  /** Until the process ends, `observer` sees its output, controller input and end. */
+  observe(observer: SessionObserver): void {
     this.observers.add(observer);
-    return () => this.observers.delete(observer);
   }
 
   /** Starts the process with the session's own settings if nobody has yet (a join does the same). */
@@ -165,33 +165,29 @@ export class LiveSession {
 
   /** Log frames in (replayFrom, upTo], or null after telling the member REPLAY_OUT_OF_RANGE (DECISIONS §4). */
   private async replay(member: Member, replayFrom: number, upTo: number, requestId: string): Promise<LogFrame[] | null> {
-    const oldest = await this.deps.store.oldestSequence(this.id);
-    if (replayFrom > upTo || (oldest !== null && replayFrom < oldest - 1)) {
-      const err = this.outOfRange(replayFrom, oldest, upTo);
-      member.sendUnicast(JSON.stringify(serverFrame('Error', errorPayload(err), upTo, this.deps.clock.now(), requestId)));
+    const entries = await this.replayRange(replayFrom, upTo);
+    if (entries instanceof BindingError) {
+      member.sendUnicast(JSON.stringify(serverFrame('Error', errorPayload(entries), upTo, this.deps.clock.now(), requestId)));
       return null;
     }
     const filter = this.deps.replayFilter;
-    const entries = await this.deps.store.readLog(this.id, replayFrom);
-    return entries.filter((e) => e.sequence <= upTo && (!filter || filter(this.id, member.clientId, e))).map((e) => ({ sequence: e.sequence, json: e.frame }));
+    return entries.filter((e) => !filter || filter(this.id, member.clientId, e)).map((e) => ({ sequence: e.sequence, json: e.frame }));
   }
 
   /**
-   * Log entries in (replayFrom, upTo] for a client catching up outside a join (SubscribeToTask), or
-   * the REPLAY_OUT_OF_RANGE error to send it (DECISIONS §4).
+   * Log entries in (replayFrom, upTo] for a client catching up (a join, or SubscribeToTask), or the
+   * REPLAY_OUT_OF_RANGE error to send it (DECISIONS §4).
    */
   async replayRange(replayFrom: number, upTo: number): Promise<LogEntry[] | BindingError> {
     const oldest = await this.deps.store.oldestSequence(this.id);
-    if (replayFrom > upTo || (oldest !== null && replayFrom < oldest - 1)) return this.outOfRange(replayFrom, oldest, upTo);
+    if (replayFrom > upTo || (oldest !== null && replayFrom < oldest - 1)) {
+      const message = `replay_from ${replayFrom} is outside the retained log (oldest retained sequence ${oldest ?? 'none'}, current ${upTo})`;
+      return new BindingError('REPLAY_OUT_OF_RANGE', message, {
+        metadata: { replay_from: String(replayFrom), oldest_retained_sequence: String(oldest ?? '') },
+        extra: { oldest_retained_sequence: oldest, current_sequence: upTo },
+      });
+    }
     return (await this.deps.store.readLog(this.id, replayFrom)).filter((e) => e.sequence <= upTo);
-  }
-
-  private outOfRange(replayFrom: number, oldest: number | null, upTo: number): BindingError {
-    const message = `replay_from ${replayFrom} is outside the retained log (oldest retained sequence ${oldest ?? 'none'}, current ${upTo})`;
-    return new BindingError('REPLAY_OUT_OF_RANGE', message, {
-      metadata: { replay_from: String(replayFrom), oldest_retained_sequence: String(oldest ?? '') },
-      extra: { oldest_retained_sequence: oldest, current_sequence: upTo },
-    });
   }
 
   leave(member: Member): void {

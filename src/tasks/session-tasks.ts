@@ -1,9 +1,8 @@
 // One session's tasks: the queue, the command running in the live terminal, who follows which
 // task, and every state change numbered into the session log and written to the store.
 //
-// Tasks of a session run one at a time, in arrival order. A command is typed only when the
-// terminal looks free: no human has a half-typed line, nobody typed in the last moment, no
-// full-screen program has the screen, and a cancelled command had a moment to die.
+// Tasks of a session run one at a time, in arrival order; a command is typed only when the
+// TerminalGate says the terminal is free.
 import { BindingError, errorPayload } from '../errors.ts';
 import type { OpContext } from '../hub/attachment.ts';
 import type { LiveSession } from '../hub/live-session.ts';
@@ -11,7 +10,9 @@ import { uuidv7 } from '../ids.ts';
 import type { Artifact, Task, TaskState, TaskStatusUpdateEvent, UserMessage } from '../protocol/a2a.ts';
 import type { Clock, Logger, LogEntry, TaskPage, TaskStore, TaskWrite } from '../ports.ts';
 import { CommandCapture, commandLine, isInteractiveShell, newNonce } from './shell-command.ts';
-import { TaskConnection } from './task-connection.ts';
+import type { TaskConnection } from './task-connection.ts';
+import { TaskFollowers, updateOf } from './task-followers.ts';
+import { TerminalGate } from './terminal-gate.ts';
 import { agentMessage, taskView, withStatus } from './task-objects.ts';
 import { keystrokes, planMessage, type TaskPlan } from './task-plan.ts';
 import { terminalText } from './terminal-text.ts';
@@ -38,7 +39,8 @@ export interface TaskDeps {
 
 type Params = () => Record<string, unknown> | undefined;
 
-interface Run {
+/** A task that is not terminal yet, with what running it needs. */
+export interface Run {
   task: Task;
   plan: TaskPlan;
   /** Service parameters of the connection that last sent this task a message: they go on its events. */
@@ -50,19 +52,14 @@ interface Run {
 }
 
 const CTRL_C = new Uint8Array([0x03]);
-const INTERRUPT_KEYS = new Set([0x03, 0x1a, 0x1c]);
-const LINE_DONE_KEYS = new Set([0x0d, 0x0a, 0x03, 0x15]);
 
 export class SessionTasks {
   private readonly runs = new Map<string, Run>();
   private readonly queue: Run[] = [];
   private running: Run | null = null;
-  private readonly connections = new Map<string, TaskConnection>();
-  private readonly subscribers = new Map<string, Set<TaskConnection>>();
+  private readonly followers = new TaskFollowers();
   private closed: boolean;
-  private lineDirty = false;
-  private lastHumanInput = -Infinity;
-  private settleUntil = -Infinity;
+  private readonly gate: TerminalGate;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   /** The latest store write: reads wait for it so they see every change made before them. */
   private writes: Promise<void> = Promise.resolve();
@@ -72,6 +69,7 @@ export class SessionTasks {
     private readonly deps: TaskDeps,
   ) {
     this.closed = session.state === 'closed';
+    this.gate = new TerminalGate(deps.limits);
     session.observe({
       output: (data) => this.onOutput(data),
       input: (data) => this.onHumanInput(data),
@@ -103,7 +101,7 @@ export class SessionTasks {
     await this.persist(run, { messages: [{ position: 0, message }] });
     this.runs.set(id, run);
     o.accepted?.(taskView(run.task));
-    if (o.follower) this.follow(id, o.follower);
+    if (o.follower) this.followers.follow(id, o.follower);
     this.announce(run);
     this.log('task submitted', run);
     if (this.closed) this.finish(run, 'TASK_STATE_FAILED', 'the session ended before this task ran');
@@ -125,7 +123,7 @@ export class SessionTasks {
     }
     if (run === this.running) {
       this.typeOrLog(CTRL_C);
-      this.settleUntil = this.deps.clock.now() + this.deps.limits.settleMs;
+      this.gate.interrupted(this.deps.clock.now());
       this.finish(run, 'TASK_STATE_CANCELED', 'canceled: Ctrl-C was sent to the terminal', {}, this.outputArtifact(run));
     } else {
       this.finish(run, 'TASK_STATE_CANCELED', 'canceled before it ran');
@@ -150,14 +148,14 @@ export class SessionTasks {
 
   /** SubscribeToTask: Accepted with the task as of `current_sequence`, then (with replay_from) its missed updates, then live ones. */
   async subscribe(ctx: OpContext, taskId: string): Promise<void> {
-    const conn = this.connection(ctx);
+    const conn = this.followers.connection(ctx);
     if (!this.runs.has(taskId)) await this.read(taskId);
     const run = this.runs.get(taskId);
     if (!run) throw new BindingError('UNSUPPORTED_OPERATION', `task ${taskId} is in a terminal state: there is nothing to subscribe to (use GetTask)`, { metadata: { taskId } });
     const replayFrom = ctx.frame.replay_from;
     const catchUp = replayFrom !== null && replayFrom !== undefined;
     if (catchUp) conn.hold();
-    this.follow(taskId, conn);
+    this.followers.follow(taskId, conn);
     const upTo = this.session.currentSequence;
     ctx.reply('SubscribeToTask.Accepted', { current_sequence: upTo, task: taskView(run.task) });
     if (!catchUp) return;
@@ -173,30 +171,15 @@ export class SessionTasks {
 
   async unsubscribe(ctx: OpContext, taskId: string): Promise<void> {
     if (!this.runs.has(taskId)) await this.read(taskId);
-    const conn = this.connections.get(ctx.clientId);
-    conn?.tasks.delete(taskId);
-    if (conn) this.subscribers.get(taskId)?.delete(conn);
+    this.followers.unfollow(taskId, ctx.clientId);
   }
 
-  /** This connection's task side, made on first use and dropped when it closes. */
   connection(ctx: OpContext): TaskConnection {
-    const known = this.connections.get(ctx.clientId);
-    if (known) return known;
-    const conn = new TaskConnection(ctx.clientId, (frame) => ctx.sendLog(frame));
-    this.connections.set(ctx.clientId, conn);
-    ctx.onClose(() => {
-      this.connections.delete(conn.clientId);
-      for (const id of conn.tasks) this.subscribers.get(id)?.delete(conn);
-    });
-    return conn;
+    return this.followers.connection(ctx);
   }
 
-  /** A join's replay shows a TaskStatusUpdate only to a connection following that task, once. */
   mayReplay(clientId: string, entry: LogEntry): boolean {
-    if (entry.kind !== 'TaskStatusUpdate') return true;
-    const conn = this.connections.get(clientId);
-    const id = updateOf(entry);
-    return conn !== undefined && id !== undefined && conn.tasks.has(id) && entry.sequence > conn.lastSent;
+    return this.followers.mayReplay(clientId, entry);
   }
 
   // ------------------------------------------------------------------ running
@@ -210,16 +193,15 @@ export class SessionTasks {
     if (run.task.status.state !== 'TASK_STATE_WORKING') {
       throw new BindingError('INVALID_REQUEST', `task ${taskId} is still queued: it takes input once it runs (or cancel it)`, { metadata: { taskId } });
     }
-    const bytes = keystrokes(msg.parts);
+    this.session.type(keystrokes(msg.parts));
     const message = { ...msg, contextId: this.session.id };
     const position = run.task.history?.length ?? 0;
     run.task = withStatus({ ...run.task, history: [...(run.task.history ?? []), message] }, 'TASK_STATE_WORKING', this.deps.clock.now());
     run.params = o.params;
-    this.session.type(bytes);
     await this.persist(run, { messages: [{ position, message }] });
     o.accepted?.(taskView(run.task));
     if (this.runs.has(taskId)) {
-      if (o.follower) this.follow(taskId, o.follower);
+      if (o.follower) this.followers.follow(taskId, o.follower);
       this.announce(run);
     }
     return run;
@@ -229,7 +211,7 @@ export class SessionTasks {
     if (this.running || this.closed || this.queue.length === 0) return;
     const next = this.queue[0]!;
     if (next.plan.kind === 'command') {
-      const wait = this.terminalBusyFor();
+      const wait = this.gate.busyFor(this.deps.clock.now(), this.session.fullScreen);
       if (wait !== 0) {
         if (wait > 0) this.retryIn(wait);
         return;
@@ -237,14 +219,6 @@ export class SessionTasks {
     }
     this.queue.shift();
     this.start(next);
-  }
-
-  /** 0 when a command may be typed now; else ms to wait, or -1 to wait for the human to finish the line. */
-  private terminalBusyFor(): number {
-    if (this.lineDirty) return -1;
-    if (this.session.fullScreen) return 250;
-    const now = this.deps.clock.now();
-    return Math.max(0, this.lastHumanInput + this.deps.limits.humanQuietMs - now, this.settleUntil - now);
   }
 
   private retryIn(ms: number): void {
@@ -284,11 +258,9 @@ export class SessionTasks {
   }
 
   private onHumanInput(data: Uint8Array): void {
-    if (data.length === 0) return;
-    this.lastHumanInput = this.deps.clock.now();
-    this.lineDirty = !LINE_DONE_KEYS.has(data[data.length - 1]!);
+    const interrupt = this.gate.humanTyped(data, this.deps.clock.now());
     const run = this.running;
-    if (run && !run.interruptTimer && data.some((b) => INTERRUPT_KEYS.has(b))) {
+    if (run && !run.interruptTimer && interrupt) {
       // The shell abandons the rest of the typed group when its command dies of the signal, so the
       // end mark may never come; if it does come (the command handled the signal) it wins.
       run.interruptTimer = setTimeout(() => {
@@ -324,15 +296,14 @@ export class SessionTasks {
     const artifacts = artifact ? [...(run.task.artifacts ?? []), artifact] : run.task.artifacts;
     run.task = { ...withStatus(run.task, state, now, message), metadata: { ...run.task.metadata, ...metadata }, ...(artifacts ? { artifacts } : {}) };
     this.announce(run);
-    for (const conn of this.subscribers.get(id) ?? []) conn.tasks.delete(id);
-    this.subscribers.delete(id);
+    this.followers.release(id);
     this.log('task finished', run, { state, ...metadata });
     const stored = artifact ? [{ position: artifacts!.length - 1, artifact }] : undefined;
     void this.persist(run, { messages: [{ position, message }], artifacts: stored }).then(run.resolveDone);
     this.pump();
   }
 
-  /** What the command printed between its marks, as text; null when it never started. */
+  /** What the command printed between its marks, as text; none when it never started. */
   private outputArtifact(run: Run): Artifact | undefined {
     if (!run.capture?.started) return undefined;
     const { bytes, truncated } = run.capture.captured();
@@ -349,14 +320,7 @@ export class SessionTasks {
     const params = run.params();
     const delta: TaskStatusUpdateEvent = { taskId: task.id, contextId: task.contextId, status: task.status };
     if (params) delta.metadata = { service_parameters: params };
-    this.session.emitTo('TaskStatusUpdate', 'TaskStatusUpdate', { task: taskView(task, 0), delta }, this.subscribers.get(task.id) ?? [], params ? { service_parameters: params } : {});
-  }
-
-  private follow(taskId: string, conn: TaskConnection): void {
-    let set = this.subscribers.get(taskId);
-    if (!set) this.subscribers.set(taskId, (set = new Set()));
-    set.add(conn);
-    conn.tasks.add(taskId);
+    this.session.emitTo('TaskStatusUpdate', 'TaskStatusUpdate', { task: taskView(task, 0), delta }, this.followers.of(task.id), params ? { service_parameters: params } : {});
   }
 
   private persist(run: Run, add: Omit<TaskWrite, 'task'> = {}): Promise<void> {
@@ -380,15 +344,5 @@ export class SessionTasks {
   private log(msg: string, run: Run, fields: Record<string, unknown> = {}): void {
     const params = run.params();
     this.deps.logger.log('info', msg, { session: this.session.id, task_id: run.task.id, ...fields, ...(params ? { service_parameters: params } : {}) });
-  }
-}
-
-/** The task a logged TaskStatusUpdate frame is about. */
-function updateOf(entry: LogEntry): string | undefined {
-  if (entry.kind !== 'TaskStatusUpdate') return undefined;
-  try {
-    return (JSON.parse(entry.frame) as { payload?: { delta?: { taskId?: string } } }).payload?.delta?.taskId;
-  } catch {
-    return undefined;
   }
 }
