@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HashedTokenAuthenticator } from '../src/auth/authenticator.ts';
 import { randomToken, sha256Hex, uuidv7 } from '../src/ids.ts';
 import { TestClient } from './helpers/client.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
-import { ok, request, run, stateOf, text, updates, userMessage, type TaskJson } from './helpers/tasks.ts';
+import { createSession, startTestServer, type TestServer } from './helpers/server.ts';
+import { connectAgent, ok, request, run, stream, text, updateIn, userMessage, type TaskJson } from './helpers/tasks.ts';
 
 let server: TestServer;
 const control = randomToken();
@@ -22,20 +22,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function session(): Promise<string> {
-  const res = await fetch(`${server.origin}/agents/local/sessions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${control}`, 'content-type': 'application/json' },
-    body: '{}',
-  });
-  return ((await res.json()) as { attach_url: string }).attach_url;
-}
-
-async function client(url: string, token = control): Promise<TestClient> {
-  const c = await TestClient.connect(url, { token });
-  await c.waitForFrame((f) => f.op === 'binding_hello', 'hello');
-  return c;
-}
+const session = () => createSession(server, {}, control);
+const client = (url: string, token = control) => connectAgent(url, token);
 
 /** The answer is an Error with this binding code, a populated a2a_error, and the connection lives on. */
 async function fails(c: TestClient, op: string, payload: Record<string, unknown>, code: string, a2aCode: number) {
@@ -122,8 +110,7 @@ describe('error codes of the task operations', () => {
 
   it('REPLAY_OUT_OF_RANGE for a replay_from this session never issued', async () => {
     const c = await client(await session());
-    const id = c.send('SendStreamingMessage', { message: text('sleep 30') });
-    const taskId = String((await c.waitForFrame((f) => f.id === id, 'Accepted')).payload.task_id);
+    const taskId = await stream(c, 'sleep 30');
     const other = await client(c.ws.url);
     // Like a join's: the subscription is accepted, the replay refused, live updates follow.
     const subId = other.send('SubscribeToTask', { task_id: taskId }, { replay_from: 999_999 });
@@ -145,12 +132,11 @@ describe('a pty:observe principal and tasks', () => {
       const p = await fails(watcher, op, { message: text('echo nope') }, 'PERMISSION_DENIED', -32600);
       expect(p.a2a_error).toMatchObject({ data: [{ reason: 'PERMISSION_DENIED' }] });
     }
-    const id = agent.send('SendStreamingMessage', { message: text('sleep 0.8; echo watched') });
-    const taskId = String((await agent.waitForFrame((f) => f.id === id, 'Accepted')).payload.task_id);
+    const taskId = await stream(agent, 'sleep 0.8; echo watched');
     await fails(watcher, 'CancelTask', { task_id: taskId }, 'PERMISSION_DENIED', -32600);
     const ack = await ok(watcher, 'SubscribeToTask', { task_id: taskId });
     expect((ack.task as TaskJson).id).toBe(taskId);
-    const last = await watcher.waitFor(() => updates(watcher, taskId).find((f) => stateOf(f) === 'TASK_STATE_COMPLETED'), 'COMPLETED to the observer');
+    const last = await updateIn(watcher, taskId, 'TASK_STATE_COMPLETED');
     expect((last.payload.task as TaskJson).artifacts?.[0]?.parts[0]?.text).toBe('watched\n');
     expect((await ok(watcher, 'GetTask', { task_id: taskId })).task).toMatchObject({ status: { state: 'TASK_STATE_COMPLETED' } });
     expect(((await ok(watcher, 'ListTasks', {})).tasks as TaskJson[]).map((t) => t.id)).toEqual([taskId]);

@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { uuidv7 } from '../src/ids.ts';
 import { openStore } from '../storage/open.ts';
-import { TestClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { ok, outputOf, run, text, type TaskJson } from './helpers/tasks.ts';
+import { connectAgent, ok, outputOf, run, text, type TaskJson } from './helpers/tasks.ts';
 
 const started: TestServer[] = [];
 afterAll(async () => {
@@ -14,11 +13,7 @@ afterAll(async () => {
   if (started[0]) rmSync(started[0].dir, { recursive: true, force: true });
 });
 
-async function connect(server: TestServer, sessionId: string): Promise<TestClient> {
-  const c = await TestClient.connect(server.attachUrl(sessionId), { token: server.devToken });
-  await c.waitForFrame((f) => f.op === 'binding_hello', 'hello');
-  return c;
-}
+const connect = (server: TestServer, sessionId: string) => connectAgent(server.attachUrl(sessionId), server.devToken);
 
 describe('task persistence across a router restart', () => {
   it('keeps tasks, history and artifacts; tasks cut short end FAILED with the reason', async () => {

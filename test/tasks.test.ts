@@ -1,8 +1,8 @@
 // The A2A task operations against the real server, a real shell, the PTY host and a libSQL file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
-import { ok, outputOf, request, run, stateOf, text, updates, userMessage, type TaskJson } from './helpers/tasks.ts';
+import { createSession, startTestServer, type TestServer } from './helpers/server.ts';
+import { connectAgent, isTerminalUpdate as terminal, ok, outputOf, request, run, stateOf, stream, text, updateIn, updates, userMessage, type TaskJson } from './helpers/tasks.ts';
 
 let server: TestServer;
 let token: string;
@@ -15,22 +15,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function session(body: Record<string, unknown> = {}): Promise<string> {
-  const res = await fetch(`${server.origin}/agents/local/sessions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return ((await res.json()) as { attach_url: string }).attach_url;
-}
-
-async function agent(url: string): Promise<TestClient> {
-  const c = await TestClient.connect(url, { token });
-  await c.waitForFrame((f) => f.op === 'binding_hello', 'hello');
-  return c;
-}
-
-const terminal = (f: { payload: Record<string, unknown> }) => ['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED'].includes((f.payload.task as TaskJson).status.state);
+const session = (body: Record<string, unknown> = {}) => createSession(server, body);
+const agent = (url: string) => connectAgent(url, token);
 
 describe('conformance scenario 2: the six core operations round-trip', () => {
   it('advertises them in binding_hello and the AgentCard, and each one answers', async () => {
@@ -45,13 +31,10 @@ describe('conformance scenario 2: the six core operations round-trip', () => {
     expect(card.capabilities.pushNotifications).toBe(false);
 
     const sent = await run(c, 'echo round-trip');
-    expect(sent).toMatchObject({ contextId: hello.payload.session && (hello.payload.session as { session_id: string }).session_id, status: { state: 'TASK_STATE_COMPLETED' } });
+    expect(sent).toMatchObject({ contextId: (hello.payload.session as { session_id: string }).session_id, status: { state: 'TASK_STATE_COMPLETED' } });
 
-    const streamId = c.send('SendStreamingMessage', { message: text('sleep 30') });
-    const accepted = await c.waitForFrame((f) => f.id === streamId, 'Accepted');
-    expect(accepted.op).toBe('SendStreamingMessage.Accepted');
-    const taskId = String(accepted.payload.task_id);
-    await c.waitFor(() => updates(c, taskId).find((f) => stateOf(f) === 'TASK_STATE_WORKING'), 'WORKING');
+    const taskId = await stream(c, 'sleep 30');
+    await updateIn(c, taskId, 'TASK_STATE_WORKING');
 
     const sub = await agent(c.ws.url);
     const subAck = await ok(sub, 'SubscribeToTask', { task_id: taskId });
@@ -65,7 +48,7 @@ describe('conformance scenario 2: the six core operations round-trip', () => {
 
     const canceled = await ok(c, 'CancelTask', { task_id: taskId });
     expect(canceled.task).toMatchObject({ id: taskId, status: { state: 'TASK_STATE_CANCELED' } });
-    await sub.waitFor(() => updates(sub, taskId).find((f) => stateOf(f) === 'TASK_STATE_CANCELED'), 'CANCELED to the subscriber');
+    await updateIn(sub, taskId, 'TASK_STATE_CANCELED');
     c.close();
     sub.close();
   });
@@ -146,15 +129,14 @@ describe('command tasks', () => {
     const c = await TestClient.connect(await session(), { token });
     await c.join({ role: 'observer' });
     const started = Date.now();
-    const id = c.send('SendStreamingMessage', { message: text('echo before-sleep; sleep 30') });
-    const taskId = String((await c.waitForFrame((f) => f.id === id, 'Accepted')).payload.task_id);
-    await c.waitFor(() => updates(c, taskId).find((f) => stateOf(f) === 'TASK_STATE_WORKING'), 'WORKING');
+    const taskId = await stream(c, 'echo before-sleep; sleep 30');
+    await updateIn(c, taskId, 'TASK_STATE_WORKING');
     await c.waitForOutput('before-sleep\r\n');
     const canceled = (await ok(c, 'CancelTask', { task_id: taskId })).task as TaskJson;
     expect(canceled.status.state).toBe('TASK_STATE_CANCELED');
     expect(canceled.status.message?.parts[0]?.text).toMatch(/Ctrl-C/);
     expect(outputOf(canceled)).toBe('before-sleep\n');
-    const last = await c.waitFor(() => updates(c, taskId).find(terminal), 'terminal update');
+    const last = await updateIn(c, taskId, 'terminal');
     expect(stateOf(last)).toBe('TASK_STATE_CANCELED');
     const next = await run(c, 'echo after-cancel');
     expect(outputOf(next)).toBe('after-cancel\n');
@@ -171,12 +153,11 @@ describe('command tasks', () => {
     const human = await TestClient.connect(url, { token });
     await human.join({ role: 'controller' });
     const c = await agent(url);
-    const id = c.send('SendStreamingMessage', { message: text('sleep 30') });
-    const taskId = String((await c.waitForFrame((f) => f.id === id, 'Accepted')).payload.task_id);
-    await c.waitFor(() => updates(c, taskId).find((f) => stateOf(f) === 'TASK_STATE_WORKING'), 'WORKING');
+    const taskId = await stream(c, 'sleep 30');
+    await updateIn(c, taskId, 'TASK_STATE_WORKING');
     await new Promise((r) => setTimeout(r, 300));
     human.send('pty.session_input', { data: b64('\x03') });
-    const last = await c.waitFor(() => updates(c, taskId).find(terminal), 'terminal update');
+    const last = await updateIn(c, taskId, 'terminal');
     expect((last.payload.task as TaskJson).status).toMatchObject({ state: 'TASK_STATE_CANCELED', message: { parts: [{ text: 'interrupted from the terminal' }] } });
     human.close();
     c.close();
@@ -255,9 +236,8 @@ describe('streaming, queueing and following', () => {
 
   it('continues a running task with input carried by a message with its taskId', async () => {
     const c = await agent(await session());
-    const id = c.send('SendStreamingMessage', { message: text('printf "name? "; read name; echo "hi $name"') });
-    const taskId = String((await c.waitForFrame((f) => f.id === id, 'Accepted')).payload.task_id);
-    await c.waitFor(() => updates(c, taskId).find((f) => stateOf(f) === 'TASK_STATE_WORKING'), 'WORKING');
+    const taskId = await stream(c, 'printf "name? "; read name; echo "hi $name"');
+    await updateIn(c, taskId, 'TASK_STATE_WORKING');
     const answer = await ok(c, 'SendMessage', { message: userMessage([{ text: 'agent' }], { taskId }) });
     const task = answer.task as TaskJson;
     expect(task).toMatchObject({ id: taskId, status: { state: 'TASK_STATE_COMPLETED' } });
@@ -296,17 +276,16 @@ describe('following a task', () => {
   it('SubscribeToTask with replay_from after a reconnect: missed updates, then live ones, terminal last', async () => {
     const url = await session();
     const a = await agent(url);
-    const id = a.send('SendStreamingMessage', { message: text('sleep 1.5; echo resumed') });
-    const taskId = String((await a.waitForFrame((f) => f.id === id, 'Accepted')).payload.task_id);
-    const submitted = await a.waitFor(() => updates(a, taskId).find((f) => stateOf(f) === 'TASK_STATE_SUBMITTED'), 'SUBMITTED');
-    const working = await a.waitFor(() => updates(a, taskId).find((f) => stateOf(f) === 'TASK_STATE_WORKING'), 'WORKING');
+    const taskId = await stream(a, 'sleep 1.5; echo resumed');
+    const submitted = await updateIn(a, taskId, 'TASK_STATE_SUBMITTED');
+    const working = await updateIn(a, taskId, 'TASK_STATE_WORKING');
     a.ws.terminate();
 
     const back = await agent(url);
     const ack = await ok(back, 'SubscribeToTask', { task_id: taskId }, { replay_from: submitted.sequence });
     expect(ack.current_sequence).toBeGreaterThanOrEqual(working.sequence);
     expect((ack.task as TaskJson).status.state).toBe('TASK_STATE_WORKING');
-    const last = await back.waitFor(() => updates(back, taskId).find(terminal), 'terminal update');
+    const last = await updateIn(back, taskId, 'terminal');
     const got = updates(back, taskId);
     expect(got[0]!.sequence).toBe(working.sequence);
     expect(got[0]!.payload).toEqual(working.payload);
@@ -322,13 +301,12 @@ describe('following a task', () => {
 
   it('replay_from out of range: REPLAY_OUT_OF_RANGE, and the subscription still goes live', async () => {
     const c = await agent(await session());
-    const id = c.send('SendStreamingMessage', { message: text('sleep 0.8; echo x') });
-    const taskId = String((await c.waitForFrame((f) => f.id === id, 'Accepted')).payload.task_id);
+    const taskId = await stream(c, 'sleep 0.8; echo x');
     const other = await agent(c.ws.url);
     const subId = other.send('SubscribeToTask', { task_id: taskId }, { replay_from: 1_000_000 });
     const err = await other.waitForFrame((f) => f.id === subId && f.op === 'Error', 'out of range');
     expect(err.payload).toMatchObject({ code: 'REPLAY_OUT_OF_RANGE', a2a_error: { data: [{ reason: 'REPLAY_OUT_OF_RANGE' }] } });
-    await other.waitFor(() => updates(other, taskId).find(terminal), 'live terminal update');
+    await updateIn(other, taskId, 'terminal');
     c.close();
     other.close();
   });
@@ -336,12 +314,11 @@ describe('following a task', () => {
   it('Unsubscribe stops the updates; a joined human replaying the log sees no updates of tasks it does not follow', async () => {
     const url = await session();
     const c = await agent(url);
-    const id = c.send('SendStreamingMessage', { message: text('sleep 0.6; echo unsub') });
-    const taskId = String((await c.waitForFrame((f) => f.id === id, 'Accepted')).payload.task_id);
+    const taskId = await stream(c, 'sleep 0.6; echo unsub');
     const sub = await agent(url);
     await ok(sub, 'SubscribeToTask', { task_id: taskId });
     expect(await ok(sub, 'Unsubscribe', { task_id: taskId })).toEqual({});
-    await c.waitFor(() => updates(c, taskId).find(terminal), 'terminal update');
+    await updateIn(c, taskId, 'terminal');
     await new Promise((r) => setTimeout(r, 200));
     expect(updates(sub)).toEqual([]);
 
@@ -372,13 +349,11 @@ describe('following a task', () => {
 
 describe('service parameters (conformance scenario 13)', () => {
   it('puts the first frame\'s trace id on every task event, and UpdateServiceParameters replaces it', async () => {
-    const c = await TestClient.connect(await session(), { token });
-    await c.waitForFrame((f) => f.op === 'binding_hello', 'hello');
-    const id = c.send('SendStreamingMessage', { message: text('sleep 0.6; echo traced') }, { service_parameters: { trace_id: 'trace-first' } });
-    const taskId = String((await c.waitForFrame((f) => f.id === id, 'Accepted')).payload.task_id);
-    await c.waitFor(() => updates(c, taskId).find((f) => stateOf(f) === 'TASK_STATE_WORKING'), 'WORKING');
+    const c = await agent(await session());
+    const taskId = await stream(c, 'sleep 0.6; echo traced', { service_parameters: { trace_id: 'trace-first' } });
+    await updateIn(c, taskId, 'TASK_STATE_WORKING');
     await ok(c, 'UpdateServiceParameters', { service_parameters: { trace_id: 'trace-second' } });
-    const last = await c.waitFor(() => updates(c, taskId).find(terminal), 'terminal update');
+    const last = await updateIn(c, taskId, 'terminal');
     const ups = updates(c, taskId);
     expect(ups.length).toBe(3);
     for (const u of ups.slice(0, 2)) {

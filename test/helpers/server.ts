@@ -48,3 +48,14 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
     },
   };
 }
+
+/** Creates a session over REST; returns its attach URL. */
+export async function createSession(server: TestServer, body: Record<string, unknown> = {}, token = server.devToken): Promise<string> {
+  const res = await fetch(`${server.origin}/agents/local/sessions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 201) throw new Error(`session create: HTTP ${res.status}`);
+  return ((await res.json()) as { attach_url: string }).attach_url;
+}

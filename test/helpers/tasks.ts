@@ -1,7 +1,7 @@
 // Helpers for the A2A task operations over a TestClient.
 import { expect } from 'vitest';
 import { uuidv7 } from '../../src/ids.ts';
-import type { Frame, TestClient } from './client.ts';
+import { TestClient, type Frame } from './client.ts';
 
 export interface TaskJson {
   id: string;
@@ -38,3 +38,26 @@ export const updates = (c: TestClient, taskId?: string): Frame[] =>
 export const stateOf = (f: Frame): string => (f.payload.task as TaskJson).status.state;
 
 export const outputOf = (t: TaskJson): string => t.artifacts?.[0]?.parts[0]?.text ?? '';
+
+export const isTerminalUpdate = (f: Frame): boolean => ['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED'].includes(stateOf(f));
+
+/** A connection that has read binding_hello and is ready for task operations (no join). */
+export async function connectAgent(url: string, token: string | null): Promise<TestClient> {
+  const c = await TestClient.connect(url, { token });
+  await c.waitForFrame((f) => f.op === 'binding_hello', 'hello');
+  return c;
+}
+
+/** SendStreamingMessage with a command; resolves with the task id its Accepted names. */
+export async function stream(c: TestClient, command: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const id = c.send('SendStreamingMessage', { message: text(command) }, extra);
+  const accepted = await c.waitForFrame((f) => f.id === id, 'SendStreamingMessage.Accepted');
+  expect(accepted.op).toBe('SendStreamingMessage.Accepted');
+  return String(accepted.payload.task_id);
+}
+
+/** The task's first update in `state` (or its terminal one when `state` is 'terminal'). */
+export function updateIn(c: TestClient, taskId: string, state: string): Promise<Frame> {
+  const match = (f: Frame) => (state === 'terminal' ? isTerminalUpdate(f) : stateOf(f) === state);
+  return c.waitFor(() => updates(c, taskId).find(match), `${state} update of ${taskId}`);
+}
