@@ -234,6 +234,20 @@ describe('streaming, queueing and following', () => {
     c.close();
   });
 
+  it('waits while a full-screen program has the terminal', async () => {
+    const url = await session();
+    const c = await TestClient.connect(url, { token });
+    await c.join({ role: 'controller' });
+    c.send('pty.session_input', { data: b64("printf '\\033[?1049hFULL'; sleep 1.5; printf '\\033[?1049l'\r") });
+    await c.waitForOutput('FULL');
+    const taskId = await stream(c, 'echo after-full-screen');
+    const done = await updateIn(c, taskId, 'terminal');
+    expect(outputOf(done.payload.task as TaskJson)).toBe('after-full-screen\n');
+    const left = c.frames().find((f) => f.payload.kind === 'Output' && Buffer.from(String(f.payload.data), 'base64').toString('latin1').includes('\x1b[?1049l'))!;
+    expect((await updateIn(c, taskId, 'TASK_STATE_WORKING')).sequence).toBeGreaterThan(left.sequence);
+    c.close();
+  });
+
   it('continues a running task with input carried by a message with its taskId', async () => {
     const c = await agent(await session());
     const taskId = await stream(c, 'printf "name? "; read name; echo "hi $name"');
