@@ -5,7 +5,7 @@ import { HashedTokenAuthenticator } from '../src/auth/authenticator.ts';
 import { randomToken, sha256Hex, uuidv7 } from '../src/ids.ts';
 import { TestClient } from './helpers/client.ts';
 import { createSession, startTestServer, type TestServer } from './helpers/server.ts';
-import { connectAgent, ok, request, run, stream, text, updateIn, userMessage, type TaskJson } from './helpers/tasks.ts';
+import { answer, connectAgent, ok, request, run, stream, text, updateIn, userMessage, type TaskJson } from './helpers/tasks.ts';
 
 let server: TestServer;
 const control = randomToken();
@@ -132,12 +132,15 @@ describe('a pty:observe principal and tasks', () => {
       const p = await fails(watcher, op, { message: text('echo nope') }, 'PERMISSION_DENIED', -32600);
       expect(p.a2a_error).toMatchObject({ data: [{ reason: 'PERMISSION_DENIED' }] });
     }
-    const taskId = await stream(agent, 'sleep 0.8; echo watched');
+    const taskId = await stream(agent, 'read x; echo "$x"');
+    await updateIn(agent, taskId, 'TASK_STATE_WORKING');
     await fails(watcher, 'CancelTask', { task_id: taskId }, 'PERMISSION_DENIED', -32600);
+    await fails(watcher, 'SendMessage', { message: userMessage([{ text: 'typed' }], { taskId }) }, 'PERMISSION_DENIED', -32600);
     const ack = await ok(watcher, 'SubscribeToTask', { task_id: taskId });
     expect((ack.task as TaskJson).id).toBe(taskId);
+    await answer(agent, taskId, 'watched');
     const last = await updateIn(watcher, taskId, 'TASK_STATE_COMPLETED');
-    expect((last.payload.task as TaskJson).artifacts?.[0]?.parts[0]?.text).toBe('watched\n');
+    expect((last.payload.task as TaskJson).artifacts?.[0]?.parts[0]?.text).toBe('watched\nwatched\n');
     expect((await ok(watcher, 'GetTask', { task_id: taskId })).task).toMatchObject({ status: { state: 'TASK_STATE_COMPLETED' } });
     expect(((await ok(watcher, 'ListTasks', {})).tasks as TaskJson[]).map((t) => t.id)).toEqual([taskId]);
     agent.close();

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
 import { createSession, startTestServer, type TestServer } from './helpers/server.ts';
-import { connectAgent, isTerminalUpdate as terminal, ok, outputOf, request, run, stateOf, stream, text, updateIn, updates, userMessage, type TaskJson } from './helpers/tasks.ts';
+import { answer, connectAgent, isTerminalUpdate as terminal, ok, outputOf, request, run, stateOf, stream, text, updateIn, updates, userMessage, type TaskJson } from './helpers/tasks.ts';
 
 let server: TestServer;
 let token: string;
@@ -290,7 +290,8 @@ describe('following a task', () => {
   it('SubscribeToTask with replay_from after a reconnect: missed updates, then live ones, terminal last', async () => {
     const url = await session();
     const a = await agent(url);
-    const taskId = await stream(a, 'sleep 1.5; echo resumed');
+    // The command waits for a line, so nothing finishes it before the test says so.
+    const taskId = await stream(a, 'read x; echo "resumed-$x"');
     const submitted = await updateIn(a, taskId, 'TASK_STATE_SUBMITTED');
     const working = await updateIn(a, taskId, 'TASK_STATE_WORKING');
     a.ws.terminate();
@@ -299,13 +300,16 @@ describe('following a task', () => {
     const ack = await ok(back, 'SubscribeToTask', { task_id: taskId }, { replay_from: submitted.sequence });
     expect(ack.current_sequence).toBeGreaterThanOrEqual(working.sequence);
     expect((ack.task as TaskJson).status.state).toBe('TASK_STATE_WORKING');
+    await back.waitFor(() => updates(back, taskId).length > 0, 'the replayed update');
+    await answer(back, taskId, 'go');
     const last = await updateIn(back, taskId, 'terminal');
     const got = updates(back, taskId);
     expect(got[0]!.sequence).toBe(working.sequence);
     expect(got[0]!.payload).toEqual(working.payload);
-    expect(got.map(stateOf)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
+    // The replayed WORKING, the live one for the line typed into it, then the end.
+    expect(got.map(stateOf)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
     expect(got.at(-1)).toBe(last);
-    expect(outputOf(last.payload.task as TaskJson)).toBe('resumed\n');
+    expect(outputOf(last.payload.task as TaskJson)).toBe('go\nresumed-go\n');
 
     // A subscription to a finished task is refused, as A2A says.
     const done = await request(back, 'SubscribeToTask', { task_id: taskId });
@@ -315,11 +319,13 @@ describe('following a task', () => {
 
   it('replay_from out of range: REPLAY_OUT_OF_RANGE, and the subscription still goes live', async () => {
     const c = await agent(await session());
-    const taskId = await stream(c, 'sleep 0.8; echo x');
+    const taskId = await stream(c, 'read x; echo "$x"');
+    await updateIn(c, taskId, 'TASK_STATE_WORKING');
     const other = await agent(c.ws.url);
     const subId = other.send('SubscribeToTask', { task_id: taskId }, { replay_from: 1_000_000 });
     const err = await other.waitForFrame((f) => f.id === subId && f.op === 'Error', 'out of range');
     expect(err.payload).toMatchObject({ code: 'REPLAY_OUT_OF_RANGE', a2a_error: { data: [{ reason: 'REPLAY_OUT_OF_RANGE' }] } });
+    await answer(c, taskId, 'x');
     await updateIn(other, taskId, 'terminal');
     c.close();
     other.close();
@@ -328,10 +334,12 @@ describe('following a task', () => {
   it('Unsubscribe stops the updates; a joined human replaying the log sees no updates of tasks it does not follow', async () => {
     const url = await session();
     const c = await agent(url);
-    const taskId = await stream(c, 'sleep 0.6; echo unsub');
+    const taskId = await stream(c, 'read x; echo "un$x"');
+    await updateIn(c, taskId, 'TASK_STATE_WORKING');
     const sub = await agent(url);
     await ok(sub, 'SubscribeToTask', { task_id: taskId });
     expect(await ok(sub, 'Unsubscribe', { task_id: taskId })).toEqual({});
+    await answer(c, taskId, 'sub');
     await updateIn(c, taskId, 'terminal');
     await new Promise((r) => setTimeout(r, 200));
     expect(updates(sub)).toEqual([]);
@@ -364,17 +372,16 @@ describe('following a task', () => {
 describe('service parameters (conformance scenario 13)', () => {
   it('puts the first frame\'s trace id on every task event, and UpdateServiceParameters replaces it', async () => {
     const c = await agent(await session());
-    const taskId = await stream(c, 'sleep 0.6; echo traced', { service_parameters: { trace_id: 'trace-first' } });
+    const taskId = await stream(c, 'read x; echo "traced-$x"', { service_parameters: { trace_id: 'trace-first' } });
     await updateIn(c, taskId, 'TASK_STATE_WORKING');
     await ok(c, 'UpdateServiceParameters', { service_parameters: { trace_id: 'trace-second' } });
-    const last = await updateIn(c, taskId, 'terminal');
+    await answer(c, taskId, 'on');
+    await updateIn(c, taskId, 'terminal');
+    const traceOf = (u: (typeof ups)[number]) => (u as unknown as { service_parameters: Record<string, unknown> }).service_parameters.trace_id;
     const ups = updates(c, taskId);
-    expect(ups.length).toBe(3);
-    for (const u of ups.slice(0, 2)) {
-      expect((u as unknown as { service_parameters: Record<string, unknown> }).service_parameters).toEqual({ trace_id: 'trace-first' });
-      expect((u.payload.delta as { metadata: unknown }).metadata).toEqual({ service_parameters: { trace_id: 'trace-first' } });
-    }
-    expect((last as unknown as { service_parameters: Record<string, unknown> }).service_parameters).toEqual({ trace_id: 'trace-second' });
+    expect(ups.map(stateOf)).toEqual(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
+    expect(ups.map(traceOf)).toEqual(['trace-first', 'trace-first', 'trace-second', 'trace-second']);
+    for (const u of ups) expect((u.payload.delta as { metadata: unknown }).metadata).toEqual({ service_parameters: { trace_id: traceOf(u) } });
     expect(server.logs.some((l) => l.includes('"task finished"') && l.includes('trace-second'))).toBe(true);
     c.close();
   });

@@ -193,17 +193,20 @@ export class SessionTasks {
     if (run.task.status.state !== 'TASK_STATE_WORKING') {
       throw new BindingError('INVALID_REQUEST', `task ${taskId} is still queued: it takes input once it runs (or cancel it)`, { metadata: { taskId } });
     }
-    this.session.type(keystrokes(msg.parts));
+    const bytes = keystrokes(msg.parts);
     const message = { ...msg, contextId: this.session.id };
     const position = run.task.history?.length ?? 0;
     run.task = withStatus({ ...run.task, history: [...(run.task.history ?? []), message] }, 'TASK_STATE_WORKING', this.deps.clock.now());
     run.params = o.params;
     await this.persist(run, { messages: [{ position, message }] });
-    o.accepted?.(taskView(run.task));
-    if (this.runs.has(taskId)) {
-      if (o.follower) this.followers.follow(taskId, o.follower);
-      this.announce(run);
+    if (!this.runs.has(taskId)) {
+      throw new BindingError('UNSUPPORTED_OPERATION', `task ${taskId} finished before this message could be typed into it`, { metadata: { taskId } });
     }
+    o.accepted?.(taskView(run.task));
+    if (o.follower) this.followers.follow(taskId, o.follower);
+    this.announce(run);
+    // Typed last: what it sets off (the command finishing) comes after the update announcing it.
+    this.session.type(bytes);
     return run;
   }
 

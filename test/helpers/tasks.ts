@@ -61,3 +61,8 @@ export function updateIn(c: TestClient, taskId: string, state: string): Promise<
   const match = (f: Frame) => (state === 'terminal' ? isTerminalUpdate(f) : stateOf(f) === state);
   return c.waitFor(() => updates(c, taskId).find(match), `${state} update of ${taskId}`);
 }
+
+/** Types a line into a running task (a message carrying its taskId); answers at once. */
+export function answer(c: TestClient, taskId: string, line: string): Promise<Record<string, unknown>> {
+  return ok(c, 'SendMessage', { message: userMessage([{ text: line }], { taskId }), configuration: { returnImmediately: true } });
+}
