@@ -137,6 +137,19 @@ export interface Store {
   close(): Promise<void>;
 }
 
+// ---------------------------------------------------------------- client transport
+
+/** One accepted WebSocket, as the session core sees it. Sends are best-effort and never throw. */
+export interface ClientConnection {
+  /** True when the connection negotiated `pty-ws.v1.binary`. */
+  readonly binary: boolean;
+  sendText(text: string): void;
+  sendBinary(bytes: Uint8Array): void;
+  /** Bytes queued in the transport and not yet sent (0 where the runtime cannot tell). */
+  bufferedAmount(): number;
+  close(code: number, reason: string): void;
+}
+
 // ---------------------------------------------------------------- A2A tasks
 
 /** One write of a task: its row, plus what it gained since the last write. */
@@ -177,17 +190,4 @@ export interface TaskStore {
   listTasks(contextId: string, opts: TaskReadOptions & { pageSize: number; after?: TaskCursor; state?: TaskState }): Promise<TaskPage>;
   /** Tasks of this instance's sessions that are not in a terminal state, with their history sizes. */
   unfinishedTasks(instanceId: string): Promise<Array<{ task: Task; historySize: number }>>;
-}
-
-// ---------------------------------------------------------------- client transport
-
-/** One accepted WebSocket, as the session core sees it. Sends are best-effort and never throw. */
-export interface ClientConnection {
-  /** True when the connection negotiated `pty-ws.v1.binary`. */
-  readonly binary: boolean;
-  sendText(text: string): void;
-  sendBinary(bytes: Uint8Array): void;
-  /** Bytes queued in the transport and not yet sent (0 where the runtime cannot tell). */
-  bufferedAmount(): number;
-  close(code: number, reason: string): void;
 }

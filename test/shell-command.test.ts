@@ -4,6 +4,7 @@ import { BindingError } from '../src/errors.ts';
 import { CommandCapture, commandLine, isInteractiveShell, newNonce } from '../src/tasks/shell-command.ts';
 import { decodePageToken, encodePageToken } from '../src/tasks/page-token.ts';
 import { keystrokes, planMessage } from '../src/tasks/task-plan.ts';
+import { TerminalGate } from '../src/tasks/terminal-gate.ts';
 import { terminalText } from '../src/tasks/terminal-text.ts';
 
 const bytes = (s: string) => Uint8Array.from(Buffer.from(s, 'latin1'));
@@ -107,5 +108,47 @@ describe('page tokens', () => {
     for (const bad of ['', 'x', Buffer.from('[1,2]').toString('base64url'), Buffer.from('{"a":1}').toString('base64url')]) {
       expect(() => decodePageToken(bad)).toThrow(/page_token/);
     }
+  });
+});
+
+describe('TerminalGate', () => {
+  const limits = { humanQuietMs: 500, settleMs: 300 };
+
+  it('holds commands while a human line is half-typed, for the quiet period, and after a Ctrl-C', () => {
+    const g = new TerminalGate(limits);
+    expect(g.busyFor(0)).toBe(0);
+    expect(g.humanTyped(utf8('ls -l'), 1000)).toBe(false);
+    expect(g.busyFor(5000)).toBe(-1);
+    expect(g.humanTyped(utf8('\r'), 2000)).toBe(false);
+    expect(g.busyFor(2100)).toBe(400);
+    expect(g.busyFor(2500)).toBe(0);
+    expect(g.humanTyped(utf8('abc\x15'), 3000)).toBe(false);
+    expect(g.busyFor(3600)).toBe(0);
+    expect(g.humanTyped(utf8('\x03'), 4000)).toBe(true);
+    g.interrupted(4600);
+    expect(g.busyFor(4700)).toBe(200);
+  });
+
+  it('follows the alternate screen in the output, however the switch is split', () => {
+    const stream = `plain \x1b[1m bold \x1b[?1049hFULL\x1b[2J${'x'.repeat(100)}\x1b[?1049l back \x1b[?47h`;
+    const raw = utf8(stream);
+    for (const size of [1, 2, 3, 5, 8, 13]) {
+      const g = new TerminalGate(limits);
+      const full: boolean[] = [];
+      for (let i = 0; i < raw.length; i += size) {
+        g.printed(raw.subarray(i, i + size));
+        full.push(g.busyFor(0) === -1);
+      }
+      // Off, then on (1049h), off again (1049l), and on at the end (47h).
+      const on = full.indexOf(true);
+      const off = full.indexOf(false, on);
+      expect([full[0], on > 0, off > on, full.at(-1)], `chunks of ${size}`).toEqual([false, true, true, true]);
+    }
+    const g = new TerminalGate(limits);
+    g.printed(utf8('\x1b[?1049h'));
+    expect(g.busyFor(0)).toBe(-1);
+    g.printed(utf8('\x1b[?10'));
+    g.printed(utf8('49l$ '));
+    expect(g.busyFor(0)).toBe(0);
   });
 });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HashedTokenAuthenticator } from '../src/auth/authenticator.ts';
 import { randomToken, sha256Hex, uuidv7 } from '../src/ids.ts';
 import { TestClient } from './helpers/client.ts';
-import { createSession, startTestServer, type TestServer } from './helpers/server.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
 import { answer, connectAgent, ok, request, run, stream, text, updateIn, userMessage, type TaskJson } from './helpers/tasks.ts';
 
 let server: TestServer;
@@ -22,7 +22,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const session = () => createSession(server, {}, control);
+const session = async () => (await server.createSession({}, control)).attach_url;
 const client = (url: string, token = control) => connectAgent(url, token);
 
 /** The answer is an Error with this binding code, a populated a2a_error, and the connection lives on. */

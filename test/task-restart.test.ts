@@ -1,5 +1,4 @@
 // Tasks live in libSQL: stop the router, start it again on the same state directory, read them back.
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { uuidv7 } from '../src/ids.ts';
@@ -9,8 +8,8 @@ import { connectAgent, ok, outputOf, run, text, type TaskJson } from './helpers/
 
 const started: TestServer[] = [];
 afterAll(async () => {
-  for (const s of started) await s.close().catch(() => undefined);
-  if (started[0]) rmSync(started[0].dir, { recursive: true, force: true });
+  // Newest first: the first server's directory is the state of both.
+  for (const s of started.reverse()) await s.stop();
 });
 
 const connect = (server: TestServer, sessionId: string) => connectAgent(server.attachUrl(sessionId), server.devToken);
@@ -41,7 +40,7 @@ describe('task persistence across a router restart', () => {
     });
     await store.close();
 
-    const second = await startTestServer({}, {}, { dir: first.dir });
+    const second = await startTestServer({}, { 'state-dir': first.dir });
     started.push(second);
     const d = await connect(second, sessionId);
     const back = (await ok(d, 'GetTask', { task_id: done.id })).task as TaskJson;

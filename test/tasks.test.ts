@@ -1,7 +1,7 @@
 // The A2A task operations against the real server, a real shell, the PTY host and a libSQL file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
-import { createSession, startTestServer, type TestServer } from './helpers/server.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
 import { answer, connectAgent, isTerminalUpdate as terminal, ok, outputOf, request, run, stateOf, stream, text, updateIn, updates, userMessage, type TaskJson } from './helpers/tasks.ts';
 
 let server: TestServer;
@@ -15,7 +15,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const session = (body: Record<string, unknown> = {}) => createSession(server, body);
+const session = async (body: Record<string, unknown> = {}) => (await server.createSession(body)).attach_url;
 const agent = (url: string) => connectAgent(url, token);
 
 describe('conformance scenario 2: the six core operations round-trip', () => {

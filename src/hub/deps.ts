@@ -1,7 +1,8 @@
 import type { Config } from '../config.ts';
-import type { Clock, LogEntry, Logger, PtyHost, Store } from '../ports.ts';
+import type { Clock, Logger, PtyHost, Store } from '../ports.ts';
 import type { OpHandler } from './attachment.ts';
 import type { LiveSession } from './live-session.ts';
+import type { LogEntry } from '../ports.ts';
 import type { SessionHostCaps } from './session-host.ts';
 
 /** Everything the session core needs from outside, passed down once. */

@@ -85,11 +85,6 @@ export class LiveSession {
     return this.record.argv;
   }
 
-  /** True while a full-screen program (the alternate screen buffer) has the terminal. */
-  get fullScreen(): boolean {
-    return this.screen?.alternateScreen ?? false;
-  }
-
   /** Until the process ends, `observer` sees its output, controller input and end. */
   observe(observer: SessionObserver): void {
     this.observers.add(observer);
@@ -259,7 +254,6 @@ export class LiveSession {
       const frame = this.emit('Output', { stream: 'stdout', data: bytesToBase64(data) }, data);
       this.screen?.write(data, frame.sequence);
       this.cadence.onOutput();
-      for (const o of this.observers) o.output?.(data);
     });
   }
 
@@ -387,6 +381,7 @@ export class LiveSession {
       if (output && m.binary) m.sendLog(frame, (binary ??= encodeOutputFrame(sequence, output)));
       else m.sendLog(frame);
     }
+    if (output) for (const o of this.observers) o.output?.(output);
     return frame;
   }
 

@@ -33,11 +33,6 @@ export class ScreenModel {
     this.anchor = sequence;
   }
 
-  /** True while the alternate screen buffer (a full-screen program) is active, as far as parsed. */
-  get alternateScreen(): boolean {
-    return this.term.buffer.active.type === 'alternate';
-  }
-
   /**
    * Resolves once every byte written so far is parsed, with a snapshot of exactly that state:
    * xterm runs a write callback right after its chunk, before any chunk written later.

@@ -214,7 +214,7 @@ export class SessionTasks {
     if (this.running || this.closed || this.queue.length === 0) return;
     const next = this.queue[0]!;
     if (next.plan.kind === 'command') {
-      const wait = this.gate.busyFor(this.deps.clock.now(), this.session.fullScreen);
+      const wait = this.gate.busyFor(this.deps.clock.now());
       if (wait !== 0) {
         if (wait > 0) this.retryIn(wait);
         return;
@@ -252,11 +252,14 @@ export class SessionTasks {
   }
 
   private onOutput(data: Uint8Array): void {
+    this.gate.printed(data);
     const run = this.running;
     const end = run?.capture?.feed(data);
     if (run && end) {
       const { exitCode } = end;
       this.finish(run, exitCode === 0 ? 'TASK_STATE_COMPLETED' : 'TASK_STATE_FAILED', `exit status ${exitCode}`, { exit_code: exitCode }, this.outputArtifact(run));
+    } else if (!run && this.queue.length > 0) {
+      this.pump();
     }
   }
 

@@ -11,18 +11,14 @@ export interface TestServer extends RunningServer {
   logs: string[];
   wsOrigin: string;
   attachUrl(sessionId: string): string;
-  /** Stops the server and removes its state directory. */
+  /** POST /agents/{instance}/sessions with the dev token (or the given one); throws unless 201. */
+  createSession(body?: Record<string, unknown>, token?: string | null): Promise<{ session_id: string; attach_url: string }>;
   stop(): Promise<void>;
 }
 
-export interface TestServerOptions {
-  /** Reuse this state directory (a restart); it is then the caller's to remove. */
-  dir?: string;
-  authenticator?: StartOptions['authenticator'];
-}
-
-export async function startTestServer(env: Record<string, string> = {}, flags: Record<string, string> = {}, opts: TestServerOptions = {}): Promise<TestServer> {
-  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'pty-ws-test-'));
+/** `flags['state-dir']` starts on an existing state directory (a restart); `authenticator` replaces the dev token. */
+export async function startTestServer(env: Record<string, string> = {}, flags: Record<string, string> = {}, opts: { authenticator?: StartOptions['authenticator'] } = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'pty-ws-test-'));
   const config = loadConfig(
     { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', ...env },
     { port: '0', 'state-dir': dir, ...flags },
@@ -42,6 +38,13 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
     logs,
     wsOrigin,
     attachUrl: (id) => `${wsOrigin}/agents/${config.instanceId}/sessions/${id}/attach`,
+    async createSession(body = {}, token = server.devToken) {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (token) headers.authorization = `Bearer ${token}`;
+      const res = await fetch(`${server.origin}/agents/${config.instanceId}/sessions`, { method: 'POST', headers, body: JSON.stringify(body) });
+      if (res.status !== 201) throw new Error(`create session: HTTP ${res.status} ${await res.text()}`);
+      return (await res.json()) as { session_id: string; attach_url: string };
+    },
     async stop() {
       await server.close();
       rmSync(dir, { recursive: true, force: true });
@@ -49,13 +52,3 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
   };
 }
 
-/** Creates a session over REST; returns its attach URL. */
-export async function createSession(server: TestServer, body: Record<string, unknown> = {}, token = server.devToken): Promise<string> {
-  const res = await fetch(`${server.origin}/agents/local/sessions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (res.status !== 201) throw new Error(`session create: HTTP ${res.status}`);
-  return ((await res.json()) as { attach_url: string }).attach_url;
-}

@@ -50,13 +50,12 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     throw e;
   });
 
-  const clock = { now: Date.now };
-  const tasks = new TaskService({ store: store.tasks, clock, logger });
+  const tasks = new TaskService({ store: store.tasks, clock: { now: Date.now }, logger });
   const hub = new SessionHub({
     config,
     store,
     pty: ptyHandle.host,
-    clock,
+    clock: { now: Date.now },
     logger,
     sessionHost: NATIVE_ONLY,
     ops: taskOps(tasks),
