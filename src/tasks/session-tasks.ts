@@ -24,7 +24,9 @@ export interface TaskLimits {
   maxOutputBytes: number;
   /** A command waits until no human has typed for this long. */
   humanQuietMs: number;
-  /** After a cancel's Ctrl-C, the next command waits this long. */
+  /** A cancel's second Ctrl-C follows its first after this long. */
+  secondInterruptMs: number;
+  /** After a cancel's last Ctrl-C, the next task waits this long. */
   settleMs: number;
   /** A human's Ctrl-C/Ctrl-Z/Ctrl-\ during a command: without its end mark by then, the task is CANCELED. */
   interruptGraceMs: number;
@@ -61,6 +63,7 @@ export class SessionTasks {
   private closed: boolean;
   private readonly gate: TerminalGate;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private interruptTimer: ReturnType<typeof setTimeout> | null = null;
   /** The latest store write: reads wait for it so they see every change made before them. */
   private writes: Promise<void> = Promise.resolve();
 
@@ -122,8 +125,7 @@ export class SessionTasks {
       throw new BindingError('TASK_NOT_CANCELABLE', `task ${taskId} is already ${task.status.state}`, { metadata: { taskId } });
     }
     if (run === this.running) {
-      this.typeOrLog(CTRL_C);
-      this.gate.interrupted(this.deps.clock.now());
+      this.interrupt();
       this.finish(run, 'TASK_STATE_CANCELED', 'canceled: Ctrl-C was sent to the terminal', {}, this.outputArtifact(run));
     } else {
       this.finish(run, 'TASK_STATE_CANCELED', 'canceled before it ran');
@@ -213,15 +215,31 @@ export class SessionTasks {
   private pump(): void {
     if (this.running || this.closed || this.queue.length === 0) return;
     const next = this.queue[0]!;
-    if (next.plan.kind === 'command') {
-      const wait = this.gate.busyFor(this.deps.clock.now());
-      if (wait !== 0) {
-        if (wait > 0) this.retryIn(wait);
-        return;
-      }
+    const now = this.deps.clock.now();
+    // Keystrokes do not wait for the humans, but they too wait out a cancel's Ctrl-Cs (which would discard them).
+    const wait = next.plan.kind === 'command' ? this.gate.busyFor(now) : this.gate.settlingFor(now);
+    if (wait !== 0) {
+      if (wait > 0) this.retryIn(wait);
+      return;
     }
     this.queue.shift();
     this.start(next);
+  }
+
+  /**
+   * Ctrl-C to the running command, twice: the first may land in the moment the shell has forked the
+   * command but not yet given it the terminal, and then reaches the shell instead; at the prompt a
+   * Ctrl-C only prints a fresh prompt.
+   */
+  private interrupt(): void {
+    this.typeOrLog(CTRL_C);
+    const { secondInterruptMs } = this.deps.limits;
+    this.gate.interrupted(this.deps.clock.now() + secondInterruptMs);
+    if (this.interruptTimer) clearTimeout(this.interruptTimer);
+    this.interruptTimer = setTimeout(() => {
+      this.interruptTimer = null;
+      if (!this.closed) this.typeOrLog(CTRL_C);
+    }, secondInterruptMs);
   }
 
   private retryIn(ms: number): void {
@@ -280,7 +298,9 @@ export class SessionTasks {
   private onEnded(exitCode: number | null, reason: string): void {
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.interruptTimer) clearTimeout(this.interruptTimer);
     this.retryTimer = null;
+    this.interruptTimer = null;
     const why = exitCode === null ? `the session ended (${reason})` : `the session's process exited with status ${exitCode}`;
     for (const run of [...this.runs.values()]) {
       if (run === this.running) this.finish(run, 'TASK_STATE_FAILED', `${why} before the command finished`, exitCode === null ? {} : { exit_code: exitCode }, this.outputArtifact(run));

@@ -8,6 +8,7 @@ export const DEFAULT_TASK_LIMITS: TaskLimits = {
   maxPending: 256,
   maxOutputBytes: 8 * 1024 * 1024,
   humanQuietMs: 500,
+  secondInterruptMs: 250,
   settleMs: 300,
   interruptGraceMs: 1000,
 };

@@ -41,14 +41,19 @@ export class TerminalGate {
     this.tail = last >= 0 && text.length - last < CARRY ? text.slice(last) : '';
   }
 
-  /** The server sent Ctrl-C. */
-  interrupted(now: number): void {
-    this.settleUntil = now + this.limits.settleMs;
+  /** The server sends Ctrl-C, the last one at `last`. */
+  interrupted(last: number): void {
+    this.settleUntil = last + this.limits.settleMs;
+  }
+
+  /** ms until the server's Ctrl-Cs have settled (0 when they have). */
+  settlingFor(now: number): number {
+    return Math.max(0, this.settleUntil - now);
   }
 
   /** 0 when a command may be typed now; else ms to wait, or -1 to wait for the human or the program. */
   busyFor(now: number): number {
     if (this.lineDirty || this.fullScreen) return -1;
-    return Math.max(0, this.lastHumanInput + this.limits.humanQuietMs - now, this.settleUntil - now);
+    return Math.max(0, this.lastHumanInput + this.limits.humanQuietMs - now, this.settlingFor(now));
   }
 }
