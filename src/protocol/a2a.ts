@@ -15,11 +15,8 @@ export const TASK_STATES = [
 export type TaskState = (typeof TASK_STATES)[number];
 
 const TERMINAL: ReadonlySet<TaskState> = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
-const INTERRUPTED: ReadonlySet<TaskState> = new Set(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
 
-export const isTerminal = (s: TaskState): boolean => TERMINAL.has(s);
-export const isInterrupted = (s: TaskState): boolean => INTERRUPTED.has(s);
-/** States a task never leaves by itself: no more work happens until someone acts. */
+/** Every state but the terminal ones (interrupted states included: they can still go on). */
 export const UNFINISHED_STATES: readonly TaskState[] = TASK_STATES.filter((s) => !TERMINAL.has(s));
 
 export interface Part {

@@ -4,7 +4,7 @@ import type { Clock, Logger, LogEntry, TaskStore } from '../ports.ts';
 import { SessionTasks, type TaskLimits } from './session-tasks.ts';
 import { agentMessage, withStatus } from './task-objects.ts';
 
-export const DEFAULT_TASK_LIMITS: TaskLimits = {
+const TASK_LIMITS: TaskLimits = {
   maxPending: 256,
   maxOutputBytes: 8 * 1024 * 1024,
   humanQuietMs: 500,
@@ -16,7 +16,7 @@ export const DEFAULT_TASK_LIMITS: TaskLimits = {
 export class TaskService {
   private readonly sessions = new Map<string, SessionTasks>();
 
-  constructor(private readonly deps: { store: TaskStore; clock: Clock; logger: Logger; limits?: TaskLimits }) {}
+  constructor(private readonly deps: { store: TaskStore; clock: Clock; logger: Logger }) {}
 
   /**
    * Tasks a previous run left unfinished cannot be followed any more (their command's marks were
@@ -36,8 +36,7 @@ export class TaskService {
   forSession(session: LiveSession): SessionTasks {
     let tasks = this.sessions.get(session.id);
     if (!tasks) {
-      const { store, clock, logger, limits = DEFAULT_TASK_LIMITS } = this.deps;
-      tasks = new SessionTasks(session, { store, clock, logger, limits });
+      tasks = new SessionTasks(session, { ...this.deps, limits: TASK_LIMITS });
       this.sessions.set(session.id, tasks);
     }
     return tasks;
