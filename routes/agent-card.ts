@@ -23,7 +23,8 @@ export function agentCard(config: Config, origins: { http: string; ws: string },
         preference: 'secondary',
         operations,
         notes:
-          'Optimal for interactive PTY attach; control-plane operations preferred via REST. ListTasks on this binding is scoped to the connection\'s session (binding §4.4 deviation).',
+          'Optimal for interactive PTY attach; control-plane operations preferred via REST. ListTasks on this binding is scoped to the connection\'s session (binding §4.4 deviation). ' +
+          'A message to a session running a shell is a command run in the live terminal (its output is the task artifact); push-notification config operations answer UNSUPPORTED_OPERATION (PushNotificationNotSupportedError).',
       },
     ],
     capabilities: {
@@ -55,6 +56,13 @@ export function agentCard(config: Config, origins: { http: string; ws: string },
         name: 'Terminal session',
         description: 'Attach to a live terminal: watch, type, resize, replay after reconnect.',
         tags: ['terminal', 'pty', 'shell'],
+      },
+      {
+        id: 'shell-command',
+        name: 'Run a command in the terminal',
+        description: 'SendMessage with a text part runs it in the session\'s shell, visibly to everyone attached; the task completes with its exit status and output.',
+        tags: ['shell', 'command', 'task'],
+        examples: ['ls -la', 'make test'],
       },
     ],
     ...security,

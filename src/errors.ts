@@ -59,11 +59,13 @@ export class BindingError extends Error {
   readonly fatal: boolean;
   /** The close code when fatal: the table's, unless the situation names a more exact one (e.g. 4404). */
   readonly closeCode: number;
+  /** A more specific A2A error than the code's own (e.g. PushNotificationNotSupportedError for UNSUPPORTED_OPERATION). */
+  readonly a2a: A2AErrorKind | undefined;
 
   constructor(
     code: BindingCode,
     message: string,
-    opts: { metadata?: Record<string, string>; extra?: Record<string, unknown>; fatal?: boolean; closeCode?: number } = {},
+    opts: { metadata?: Record<string, string>; extra?: Record<string, unknown>; fatal?: boolean; closeCode?: number; a2a?: A2AErrorKind } = {},
   ) {
     super(message);
     this.name = 'BindingError';
@@ -72,6 +74,7 @@ export class BindingError extends Error {
     this.extra = opts.extra ?? {};
     this.fatal = opts.fatal ?? false;
     this.closeCode = opts.closeCode ?? ERROR_TABLE[code].close;
+    this.a2a = opts.a2a;
   }
 
   get info(): CodeInfo {
@@ -79,14 +82,21 @@ export class BindingError extends Error {
   }
 }
 
-export function a2aError(code: BindingCode, message: string, metadata: Record<string, string> = {}): A2AError {
+/** A2A errors that share a binding code with others (a2a-model.md, Errors). */
+export const A2A_ERRORS = {
+  pushNotificationNotSupported: { code: -32003, reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' },
+  contentTypeNotSupported: { code: -32005, reason: 'CONTENT_TYPE_NOT_SUPPORTED' },
+} as const;
+export type A2AErrorKind = (typeof A2A_ERRORS)[keyof typeof A2A_ERRORS];
+
+export function a2aError(code: BindingCode, message: string, metadata: Record<string, string> = {}, kind?: A2AErrorKind): A2AError {
   return {
-    code: ERROR_TABLE[code].a2aCode,
+    code: kind?.code ?? ERROR_TABLE[code].a2aCode,
     message,
     data: [
       {
         '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
-        reason: A2A_REASON[code] ?? code,
+        reason: kind?.reason ?? A2A_REASON[code] ?? code,
         domain: 'a2a-protocol.org',
         metadata,
       },
@@ -108,7 +118,7 @@ export function errorPayload(err: BindingError): ErrorPayload {
     code: err.code,
     message: err.message,
     retryable: err.info.retryable,
-    a2a_error: a2aError(err.code, err.message, err.metadata),
+    a2a_error: a2aError(err.code, err.message, err.metadata, err.a2a),
   };
 }
 

@@ -1,4 +1,5 @@
 // The ports the session core talks to. Adapters implement them per runtime; tests swap them.
+import type { Artifact, Message, Task, TaskState } from './protocol/a2a.ts';
 
 export interface Clock {
   /** Milliseconds since the epoch. */
@@ -195,4 +196,46 @@ export interface ClientConnection {
   /** Bytes queued in the transport and not yet sent (0 where the runtime cannot tell). */
   bufferedAmount(): number;
   close(code: number, reason: string): void;
+}
+
+// ---------------------------------------------------------------- A2A tasks
+
+/** One write of a task: its row, plus what it gained since the last write. */
+export interface TaskWrite {
+  /** Inserted, or replacing the stored one; its `history` and `artifacts` are not written from here. */
+  task: Task;
+  /** Messages appended to its history, with their 0-based positions in it. */
+  messages?: Array<{ position: number; message: Message }>;
+  /** Artifacts added to it, with their 0-based positions among its artifacts. */
+  artifacts?: Array<{ position: number; artifact: Artifact }>;
+}
+
+export interface TaskReadOptions {
+  /** Keep only the newest this many history messages (undefined = all, 0 = none). */
+  historyLength?: number;
+  includeArtifacts: boolean;
+}
+
+/** Where a ListTasks page starts: after this task in newest-first order. */
+export interface TaskCursor {
+  statusTimestamp: string;
+  id: string;
+}
+
+export interface TaskPage {
+  tasks: Task[];
+  /** Matching tasks in the whole context, not just this page. */
+  total: number;
+  /** Set when more tasks follow this page. */
+  next: TaskCursor | null;
+}
+
+export interface TaskStore {
+  /** Writes in order with every other write of the store; resolves once committed. */
+  saveTask(write: TaskWrite): Promise<void>;
+  getTask(contextId: string, taskId: string, opts: TaskReadOptions): Promise<Task | undefined>;
+  /** The context's tasks, newest status first (ties by id, descending). */
+  listTasks(contextId: string, opts: TaskReadOptions & { pageSize: number; after?: TaskCursor; state?: TaskState }): Promise<TaskPage>;
+  /** Tasks of this instance's sessions that are not in a terminal state, with their history sizes. */
+  unfinishedTasks(instanceId: string): Promise<Array<{ task: Task; historySize: number }>>;
 }

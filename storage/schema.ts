@@ -57,3 +57,31 @@ export const tasks = sqliteTable(
   },
   (t) => [index('tasks_context_id_status_timestamp_idx').on(t.contextId, t.statusTimestamp)],
 );
+
+/** A task's history, in order: the user's messages and the agent's status messages. */
+export const taskMessages = sqliteTable(
+  'task_messages',
+  {
+    taskId: text('task_id').notNull(),
+    /** 0-based position in the task's history. */
+    position: integer('position').notNull(),
+    messageId: text('message_id').notNull(),
+    message: text('message', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.position] })],
+);
+
+/** What a task produced (a command's output). */
+export const taskArtifacts = sqliteTable(
+  'task_artifacts',
+  {
+    taskId: text('task_id').notNull(),
+    artifactId: text('artifact_id').notNull(),
+    /** Order of the task's artifacts. */
+    position: integer('position').notNull(),
+    artifact: text('artifact', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.artifactId] })],
+);

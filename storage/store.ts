@@ -5,6 +5,7 @@ import type { LogEntry, Logger, LogLoss, SessionPatch, SessionRecord, Store } fr
 import { logInserts } from './log-insert.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
 import { sessionLog, sessions } from './schema.ts';
+import { LibsqlTaskStore } from './task-store.ts';
 import { WriteQueue } from './write-queue.ts';
 
 export type StoreDatabase = LibSQLDatabase & { $client: Client };
@@ -36,12 +37,14 @@ export interface PruneOptions {
 }
 
 /** A drizzle query builder: built here, run through the client so the batch is a write transaction. */
-type BuiltQuery = { toSQL(): { sql: string; params: unknown[] } };
+export type BuiltQuery = { toSQL(): { sql: string; params: unknown[] } };
 
 const { currentSequence: _currentSequence, ...recordColumns } = getTableColumns(sessions);
 
-/** The session and log tables behind the `Store` port, with every write through one queue. */
+/** The session and log tables behind the `Store` port (and the task tables behind `tasks`), with every write through one queue. */
 export class LibsqlStore implements Store {
+  /** The A2A tasks, written through this store's single writer. */
+  readonly tasks: LibsqlTaskStore;
   readonly #db: StoreDatabase;
   readonly #logger: Logger | undefined;
   readonly #pending = new PendingLog();
@@ -65,6 +68,7 @@ export class LibsqlStore implements Store {
       retryDelaysMs: options.retryDelaysMs ?? [50, 200, 1000, 3000],
       logger: options.logger,
     });
+    this.tasks = new LibsqlTaskStore(db, (queries) => this.#write(queries));
   }
 
   async createSession(rec: SessionRecord): Promise<void> {

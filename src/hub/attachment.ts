@@ -11,7 +11,7 @@ import { hello } from '../protocol/hello.ts';
 import * as P from '../protocol/pty-payloads.ts';
 import type { ClientConnection, Logger } from '../ports.ts';
 import type { SessionHub } from './hub.ts';
-import type { LiveSession } from './live-session.ts';
+import type { LiveSession, LogFrame } from './live-session.ts';
 import { Member } from './member.ts';
 
 type Handler = (s: LiveSession, f: ClientEnvelope) => Promise<void> | void;
@@ -22,12 +22,16 @@ export interface OpContext {
   frame: ClientEnvelope;
   principal: Principal;
   clientId: string;
-  /** Cached from the first frame, replaced by UpdateServiceParameters (pty-ws-v1 §9). */
-  serviceParameters: Record<string, unknown> | undefined;
+  /** Cached from the first frame, replaced by UpdateServiceParameters (pty-ws-v1 §9); always the current value. */
+  readonly serviceParameters: Record<string, unknown> | undefined;
   /** Validates the frame's payload, or throws INVALID_REQUEST naming the first problem. */
   payload<T extends v.GenericSchema>(schema: T): v.InferOutput<T>;
   /** Sends a unicast frame on this connection, echoing `id`. */
   reply(op: string, payload: unknown, id?: string): void;
+  /** Delivers a log frame addressed to this connection, in sequence order (through its Member once joined). */
+  sendLog(frame: LogFrame): void;
+  /** Runs once when this connection ends. */
+  onClose(listener: () => void): void;
 }
 
 export type OpHandler = (ctx: OpContext) => Promise<void> | void;
@@ -194,15 +198,20 @@ export class Attachment {
     const ops = this.hub.deps.ops ?? {};
     const handler = Object.hasOwn(ops, op) ? ops[op] : undefined;
     if (!handler) return undefined;
+    const serviceParameters = () => this.serviceParameters;
     return (session, frame) =>
       handler({
         session,
         frame,
         principal: this.principal,
         clientId: this.clientId,
-        serviceParameters: this.serviceParameters,
+        get serviceParameters() {
+          return serviceParameters();
+        },
         payload: (schema) => this.payload(schema, frame),
         reply: (op, payload, id = frame.id) => this.send(op, id, payload, session.currentSequence),
+        sendLog: (log) => (this.member ? this.member.sendLog(log) : this.conn.sendText(log.json)),
+        onClose: (listener) => this.onEnded(listener),
       });
   }
 

@@ -132,6 +132,7 @@ export class SessionHub {
     if (!rec) throw new Error('no such session');
     const s = new LiveSession(this.deps, rec, await store.lastSequence(sessionId));
     this.live.set(sessionId, s);
+    this.deps.sessionLoaded?.(s);
     return s;
   }
 }

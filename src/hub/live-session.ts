@@ -6,7 +6,7 @@ import { encodeOutputFrame } from '../protocol/binary.ts';
 import { PTY_FRAME_OP, ptyPayload, serverFrame, type PtyFrameKind } from '../protocol/frames.ts';
 import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
 import { SNAPSHOT_FORMAT } from '../protocol/uris.ts';
-import type { LogLoss, PtyExit, Screen, ScreenSnapshot, SessionRecord } from '../ports.ts';
+import type { LogEntry, LogLoss, PtyExit, Screen, ScreenSnapshot, SessionRecord } from '../ports.ts';
 import { assignRole, changeRole, type RoleDecision } from './roles.ts';
 import { KeyframeCadence } from './keyframe-cadence.ts';
 import { PtyEventQueue } from './pty-events.ts';
@@ -26,6 +26,21 @@ const MAX_OUTPUT_FRAME_BYTES = 64 * 1024;
 
 export type CloseReason = 'normal' | 'killed' | 'timeout' | 'instance_terminated' | 'error';
 
+/** A connection log frames can be addressed to (its Member once joined). */
+export interface LogSink {
+  sendLog(frame: LogFrame): void;
+}
+
+/** Something that follows a session's terminal without being a member of it (the task runner). */
+export interface SessionObserver {
+  /** PTY output, in log order, right after its Output frame was emitted. */
+  output?(data: Uint8Array): void;
+  /** Bytes a controller typed. */
+  input?(data: Uint8Array): void;
+  /** The process is gone; runs before the Closed frame is emitted, so frames it emits come first. */
+  ended?(exitCode: number | null, reason: CloseReason): void;
+}
+
 export class LiveSession {
   readonly id: string;
   private record: SessionRecord;
@@ -40,6 +55,7 @@ export class LiveSession {
   private cutting = false;
   private framesSincePrune = 0;
   private pruning = false;
+  private readonly observers = new Set<SessionObserver>();
 
   constructor(
     private readonly deps: HubDeps,
@@ -66,6 +82,28 @@ export class LiveSession {
 
   get state(): SessionRecord['state'] {
     return this.record.state;
+  }
+
+  /** The argv the process was started with (null before it first started). */
+  get argv(): readonly string[] | null {
+    return this.record.argv;
+  }
+
+  /** Until the process ends, `observer` sees its output, controller input and end. */
+  observe(observer: SessionObserver): void {
+    this.observers.add(observer);
+  }
+
+  /** Starts the process with the session's own settings if nobody has yet (a join does the same). */
+  async ensureRunning(): Promise<void> {
+    if (this.ended) throw new BindingError('INVALID_REQUEST', `session ${this.id} has ended`, { metadata: { reason: 'session.closed' } });
+    await this.ensureStarted({ role: 'observer' }, false);
+  }
+
+  /** Writes bytes to the PTY on behalf of the server (a task), not of a member. */
+  type(data: Uint8Array): void {
+    this.requireRunning();
+    this.deps.pty.write(this.id, data);
   }
 
   membership(): { controllers: Array<{ client_id: string; label?: string }>; observers: Array<{ client_id: string; label?: string }> } {
@@ -128,20 +166,31 @@ export class LiveSession {
 
   /** Log frames in (replayFrom, upTo], or null after telling the member REPLAY_OUT_OF_RANGE (DECISIONS §4). */
   private async replay(member: Member, replayFrom: number, upTo: number, requestId: string): Promise<LogFrame[] | null> {
+    const entries = await this.replayRange(replayFrom, upTo);
+    if (entries instanceof BindingError) {
+      member.sendUnicast(JSON.stringify(serverFrame('Error', errorPayload(entries), upTo, this.deps.clock.now(), requestId)));
+      return null;
+    }
+    const filter = this.deps.replayFilter;
+    return entries.filter((e) => !filter || filter(this.id, member.clientId, e)).map((e) => ({ sequence: e.sequence, json: e.frame }));
+  }
+
+  /**
+   * Log entries in (replayFrom, upTo] for a client catching up (a join, or SubscribeToTask), or the
+   * REPLAY_OUT_OF_RANGE error to send it (DECISIONS §4).
+   */
+  async replayRange(replayFrom: number, upTo: number): Promise<LogEntry[] | BindingError> {
     const oldest = await this.deps.store.oldestSequence(this.id);
     const outOfRange = replayFrom > upTo || (oldest !== null && replayFrom < oldest - 1);
     this.deps.metrics.inc('replay_requests_total', { result: outOfRange ? 'out_of_range' : 'ok' });
     if (outOfRange) {
       const message = `replay_from ${replayFrom} is outside the retained log (oldest retained sequence ${oldest ?? 'none'}, current ${upTo})`;
-      const err = new BindingError('REPLAY_OUT_OF_RANGE', message, {
+      return new BindingError('REPLAY_OUT_OF_RANGE', message, {
         metadata: { replay_from: String(replayFrom), oldest_retained_sequence: String(oldest ?? '') },
         extra: { oldest_retained_sequence: oldest, current_sequence: upTo },
       });
-      member.sendUnicast(JSON.stringify(serverFrame('Error', errorPayload(err), upTo, this.deps.clock.now(), requestId)));
-      return null;
     }
-    const entries = await this.deps.store.readLog(this.id, replayFrom);
-    return entries.filter((e) => e.sequence <= upTo).map((e) => ({ sequence: e.sequence, json: e.frame }));
+    return (await this.deps.store.readLog(this.id, replayFrom)).filter((e) => e.sequence <= upTo);
   }
 
   leave(member: Member): void {
@@ -209,6 +258,7 @@ export class LiveSession {
     this.requireController(member, 'send input');
     this.requireRunning();
     this.deps.pty.write(this.id, data);
+    for (const o of this.observers) o.input?.(data);
   }
 
   resize(member: Member, cols: number, rows: number): void {
@@ -293,6 +343,8 @@ export class LiveSession {
   private end(reason: CloseReason, exitCode: number | null, detail?: string): void {
     if (this.record.state === 'closed') return;
     this.cadence.stop();
+    for (const o of this.observers) o.ended?.(exitCode, reason);
+    this.observers.clear();
     this.emit('Closed', detail ? { exit_code: exitCode, reason, detail } : { exit_code: exitCode, reason });
     const closedAt = new Date(this.deps.clock.now()).toISOString();
     this.record = { ...this.record, state: 'closed', exitCode, closeReason: reason, closedAt };
@@ -341,18 +393,36 @@ export class LiveSession {
     return snap;
   }
 
-  private emit(kind: PtyFrameKind, fields: Record<string, unknown>, output?: Uint8Array): LogFrame {
+  /**
+   * A log frame for chosen connections only (DECISIONS §3: a TaskStatusUpdate goes to its task's
+   * subscribers): numbered and logged like every other, `kind` names it in the log.
+   */
+  emitTo(op: string, kind: string, payload: unknown, sinks: Iterable<LogSink>, envelope: Record<string, unknown> = {}): LogFrame {
+    const frame = this.append(kind, (sequence, now) => ({ ...serverFrame(op, payload, sequence, now), ...envelope }));
+    for (const s of sinks) s.sendLog(frame);
+    return frame;
+  }
+
+  /** Takes the next sequence number and writes the frame to the log. */
+  private append(kind: string, build: (sequence: number, now: number) => unknown): LogFrame {
     const now = this.deps.clock.now();
     const sequence = ++this.sequence;
-    const json = JSON.stringify(serverFrame(PTY_FRAME_OP, ptyPayload(kind, fields), sequence, now));
+    const json = JSON.stringify(build(sequence, now));
     this.deps.store.appendLog({ sessionId: this.id, sequence, kind, createdAt: now, frame: json });
     if (++this.framesSincePrune >= this.pruneEvery) this.prune(now);
-    const frame: LogFrame = output ? { sequence, json, output } : { sequence, json };
+    return { sequence, json };
+  }
+
+  private emit(kind: PtyFrameKind, fields: Record<string, unknown>, output?: Uint8Array): LogFrame {
+    const logged = this.append(kind, (sequence, now) => serverFrame(PTY_FRAME_OP, ptyPayload(kind, fields), sequence, now));
+    const frame: LogFrame = output ? { ...logged, output } : logged;
+    const sequence = frame.sequence;
     let binary: Uint8Array | undefined;
     for (const m of this.members.values()) {
       if (output && m.binary) m.sendLog(frame, (binary ??= encodeOutputFrame(sequence, output)));
       else m.sendLog(frame);
     }
+    if (output) for (const o of this.observers) o.output?.(output);
     return frame;
   }
 

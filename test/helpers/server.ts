@@ -62,3 +62,4 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
     },
   };
 }
+

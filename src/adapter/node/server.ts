@@ -16,8 +16,10 @@ import { newSessionRecord } from '../../hub/session-record.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, SessionRecord } from '../../ports.ts';
 import { setUpAuth } from './auth-setup.ts';
-import { jsonLogger } from './logger.ts';
+import { taskOps } from '../../tasks/ops.ts';
+import { TaskService } from '../../tasks/task-service.ts';
 import { bundledWebAssets } from './web-assets.ts';
+import { jsonLogger } from './logger.ts';
 import { ensurePtyHost } from './pty-host-client.ts';
 import { PrometheusMetrics } from './prometheus.ts';
 import { WorkerScreens } from './worker-screens.ts';
@@ -58,6 +60,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
   const screens = new WorkerScreens(logger);
   const metrics = new PrometheusMetrics();
+  const tasks = new TaskService({ store: store.tasks, clock: { now: Date.now }, logger });
   const hub = new SessionHub({
     config,
     store,
@@ -67,7 +70,12 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     sessionHost: NATIVE_ONLY,
     screens: (cols, rows) => screens.create(cols, rows),
     metrics,
+    ops: taskOps(tasks),
+    replayFilter: tasks.replayFilter,
+    // The task runner follows each terminal from the start: whether a human is mid-line matters later.
+    sessionLoaded: (session) => tasks.forSession(session),
   });
+  await tasks.start(config.instanceId);
   await hub.start();
 
   const keepalive = { pingIntervalMs: config.pingIntervalMs, pongTimeoutMs: config.pongTimeoutMs };

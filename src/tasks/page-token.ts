@@ -1,0 +1,20 @@
+// ListTasks page tokens: opaque to clients, the position after the last task of a page.
+import { BindingError } from '../errors.ts';
+import { base64ToBytes, base64urlEncode } from '../ids.ts';
+import type { TaskCursor } from '../ports.ts';
+
+export function encodePageToken(c: TaskCursor): string {
+  return base64urlEncode(new TextEncoder().encode(JSON.stringify([c.statusTimestamp, c.id])));
+}
+
+export function decodePageToken(token: string): TaskCursor {
+  const std = token.replace(/-/g, '+').replace(/_/g, '/');
+  const bytes = base64ToBytes(std + '='.repeat((4 - (std.length % 4)) % 4));
+  try {
+    const v: unknown = bytes ? JSON.parse(new TextDecoder().decode(bytes)) : null;
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') return { statusTimestamp: v[0], id: v[1] };
+  } catch {
+    // not JSON: refused below like any other foreign token
+  }
+  throw new BindingError('INVALID_REQUEST', 'page_token is not one this server issued: pass next_page_token from a previous ListTasks answer');
+}

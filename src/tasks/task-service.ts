@@ -1,0 +1,50 @@
+// The A2A task side of every session: one SessionTasks per session, created on first use.
+import type { LiveSession } from '../hub/live-session.ts';
+import type { Clock, Logger, LogEntry, TaskStore } from '../ports.ts';
+import { SessionTasks, type TaskLimits } from './session-tasks.ts';
+import { agentMessage, withStatus } from './task-objects.ts';
+
+const TASK_LIMITS: TaskLimits = {
+  maxPending: 256,
+  maxOutputBytes: 8 * 1024 * 1024,
+  humanQuietMs: 500,
+  secondInterruptMs: 250,
+  settleMs: 300,
+  interruptGraceMs: 1000,
+};
+
+export class TaskService {
+  private readonly sessions = new Map<string, SessionTasks>();
+
+  constructor(private readonly deps: { store: TaskStore; clock: Clock; logger: Logger }) {}
+
+  /**
+   * Tasks a previous run left unfinished cannot be followed any more (their command's marks were
+   * watched in memory): they end FAILED, saying so.
+   */
+  async start(instanceId: string): Promise<void> {
+    const { store, clock, logger } = this.deps;
+    const unfinished = await store.unfinishedTasks(instanceId);
+    for (const { task, historySize } of unfinished) {
+      const now = clock.now();
+      const message = agentMessage(task, 'the server restarted before this task finished: its outcome is unknown', {}, now);
+      await store.saveTask({ task: withStatus(task, 'TASK_STATE_FAILED', now, message), messages: [{ position: historySize, message }] });
+    }
+    if (unfinished.length > 0) logger.log('warn', 'tasks left unfinished by the previous run marked FAILED', { count: unfinished.length });
+  }
+
+  forSession(session: LiveSession): SessionTasks {
+    let tasks = this.sessions.get(session.id);
+    if (!tasks) {
+      tasks = new SessionTasks(session, { ...this.deps, limits: TASK_LIMITS });
+      this.sessions.set(session.id, tasks);
+    }
+    return tasks;
+  }
+
+  /** The hub's replay filter: TaskStatusUpdate frames only to connections following the task. */
+  readonly replayFilter = (sessionId: string, clientId: string, entry: LogEntry): boolean => {
+    const tasks = this.sessions.get(sessionId);
+    return tasks ? tasks.mayReplay(clientId, entry) : entry.kind !== 'TaskStatusUpdate';
+  };
+}

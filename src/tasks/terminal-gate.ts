@@ -1,0 +1,59 @@
+// When the server may type a command into a terminal humans share: never into a half-typed line,
+// never while someone is typing or a full-screen program has the screen, and not right after a
+// Ctrl-C it sent (the shell needs a moment to print its prompt again).
+
+const INTERRUPT_KEYS = new Set([0x03, 0x1a, 0x1c]);
+/** Enter, Ctrl-C and Ctrl-U leave the shell's line empty. */
+const LINE_DONE_KEYS = new Set([0x0d, 0x0a, 0x03, 0x15]);
+/** Switching to or from the alternate screen (DECSET/DECRST 1049, 1047, 47): the last one wins. */
+// eslint-disable-next-line no-control-regex -- the switch starts with ESC
+const ALT_SCREEN = /\x1b\[\?(?:1049|1047|47)([hl])/g;
+/** Longer than any switch, so one split across two chunks is found. */
+const CARRY = 8;
+/** The switches are ASCII; any one-byte decoding that keeps ASCII will do. */
+const ONE_BYTE = new TextDecoder('latin1');
+
+export class TerminalGate {
+  private lineDirty = false;
+  private lastHumanInput = -Infinity;
+  private settleUntil = -Infinity;
+  private fullScreen = false;
+  private tail = '';
+
+  constructor(private readonly limits: { humanQuietMs: number; settleMs: number }) {}
+
+  /** A controller typed `data`; true when it holds an interrupt key (Ctrl-C, Ctrl-Z, Ctrl-\). */
+  humanTyped(data: Uint8Array, now: number): boolean {
+    if (data.length === 0) return false;
+    this.lastHumanInput = now;
+    this.lineDirty = !LINE_DONE_KEYS.has(data[data.length - 1]!);
+    return data.some((b) => INTERRUPT_KEYS.has(b));
+  }
+
+  /** The terminal printed `data`: follows whether a full-screen program has the screen. */
+  printed(data: Uint8Array): void {
+    const esc = data.indexOf(0x1b);
+    if (esc < 0 && !this.tail) return;
+    const text = this.tail + ONE_BYTE.decode(esc < 0 ? data.subarray(0, CARRY) : data.subarray(this.tail ? 0 : esc));
+    for (const m of text.matchAll(ALT_SCREEN)) this.fullScreen = m[1] === 'h';
+    // A switch cut short by the chunk's end is kept for the next one (a whole one again is harmless).
+    const last = text.lastIndexOf('\x1b');
+    this.tail = last >= 0 && text.length - last < CARRY ? text.slice(last) : '';
+  }
+
+  /** The server sends Ctrl-C, the last one at `last`. */
+  interrupted(last: number): void {
+    this.settleUntil = last + this.limits.settleMs;
+  }
+
+  /** ms until the server's Ctrl-Cs have settled (0 when they have). */
+  settlingFor(now: number): number {
+    return Math.max(0, this.settleUntil - now);
+  }
+
+  /** 0 when a command may be typed now; else ms to wait, or -1 to wait for the human or the program. */
+  busyFor(now: number): number {
+    if (this.lineDirty || this.fullScreen) return -1;
+    return Math.max(0, this.lastHumanInput + this.limits.humanQuietMs - now, this.settlingFor(now));
+  }
+}
