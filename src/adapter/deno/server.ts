@@ -1,0 +1,100 @@
+// The Deno adapter: serves the portable router (src/router.ts) with Deno.serve and Hono's Deno
+// WebSocket upgrade, over the Node PTY host (reached with Deno.connect) and the libSQL client.
+import { ConfigError, type Config } from '../../config.ts';
+import { errorCode, setUpAuth } from '../../auth/setup.ts';
+import type { SessionHub } from '../../hub/hub.ts';
+import { inProcessScreens } from '../../hub/screen.ts';
+import { jsonLogger } from '../../logger.ts';
+import type { Logger, SessionRecord } from '../../ports.ts';
+import { startRouter } from '../../router.ts';
+import { PrometheusMetrics } from '../prometheus.ts';
+import { absolute, dirname, writeAll } from './io.ts';
+import { ensurePtyHost } from './pty-host.ts';
+import { denoUpgradeWebSocket, wrapDenoSocket } from './ws-connection.ts';
+
+export interface RunningServer {
+  port: number;
+  /** http://host:port, or https:// when serving TLS */
+  origin: string;
+  /** The bearer token generated for this run (null when auth is off or tokens come from config). */
+  devToken: string | null;
+  defaultSession: SessionRecord | null;
+  hub: SessionHub;
+  /** Re-reads PTY_WS_TOKENS_FILE (SIGHUP); open connections keep their principal. False when the old map stays. */
+  reloadTokens(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  createDefaultSession?: boolean;
+  logger?: Logger;
+}
+
+export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
+  const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId }, { pretty: Deno.stderr.isTerminal(), write: (l) => writeAll(Deno.stderr, l) });
+  const { auth, devToken, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger, (file) => Deno.readTextFileSync(file));
+  const tls = loadTls(config);
+
+  Deno.mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
+  if (config.databaseUrl.startsWith('file:')) Deno.mkdirSync(dirname(absolute(config.databaseUrl.slice('file:'.length))), { recursive: true });
+  const metrics = new PrometheusMetrics({ processMetrics: false });
+  const sockets = new Set<WebSocket>();
+  const router = await startRouter(config, {
+    logger,
+    clock: { now: Date.now },
+    auth,
+    metrics,
+    connectPtyHost: () => ensurePtyHost({ socketPath: absolute(config.ptySocket), logger }),
+    // In this thread: Deno's Web Workers would need the emulator messages of worker-screens.ts
+    // over another worker API, which is not built (see wrangler-notes.md).
+    startScreens: () => ({ create: inProcessScreens, close: () => Promise.resolve() }),
+    upgradeWebSocket: denoUpgradeWebSocket({ maxMessageBytes: config.maxFrameBytes, idleTimeoutMs: config.pongTimeoutMs }),
+    wrapSocket: (ws, binary) => {
+      const raw = ws.raw as WebSocket;
+      sockets.add(raw);
+      const conn = wrapDenoSocket(raw, binary, metrics);
+      return { ...conn, dispose: () => sockets.delete(raw) };
+    },
+    remoteAddress: (c) => (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname,
+  });
+
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = Deno.serve({ hostname: config.host, port: config.port, ...tls, onListen: () => undefined }, (req, info) => router.app.fetch(req, info));
+  } catch (e) {
+    await router.stop();
+    if (tls) throw new ConfigError([`PTY_WS_TLS_CERT ${config.tlsCert} / PTY_WS_TLS_KEY ${config.tlsKey}, or ${config.host}:${config.port}: cannot serve (${errorCode(e)}: ${String(e)})`]);
+    throw e;
+  }
+  const port = server.addr.port;
+  const origin = `${tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+
+  const defaultSession = opts.createDefaultSession ? await router.createDefaultSession() : null;
+
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      const stopped = server.shutdown();
+      // Deno has no way to drop a WebSocket without a close frame: whatever is still open after
+      // the goodbyes gets 1001.
+      await router.stop(() => {
+        for (const ws of sockets) if (ws.readyState === WebSocket.OPEN) ws.close(1001, 'server shutting down');
+      });
+      await stopped;
+    })());
+
+  return { port, origin, devToken, defaultSession, hub: router.hub, reloadTokens, close };
+}
+
+/** The certificate and key as PEM text, read now so a missing file stops the start with its name. */
+function loadTls(config: Config): { cert: string; key: string } | null {
+  if (config.tlsCert === undefined || config.tlsKey === undefined) return null;
+  const read = (setting: string, file: string) => {
+    try {
+      return Deno.readTextFileSync(file);
+    } catch (e) {
+      throw new ConfigError([`${setting} ${file}: cannot read it (${errorCode(e)})`]);
+    }
+  };
+  return { cert: read('PTY_WS_TLS_CERT', config.tlsCert), key: read('PTY_WS_TLS_KEY', config.tlsKey) };
+}
