@@ -58,9 +58,12 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     remoteAddress: (c) => (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname,
   });
 
+  let closing: Promise<void> | null = null;
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
-    server = Deno.serve({ hostname: config.host, port: config.port, ...tls, onListen: () => undefined }, (req, info) => router.app.fetch(req, info));
+    server = Deno.serve({ hostname: config.host, port: config.port, ...tls, onListen: () => undefined }, (req, info) =>
+      closing ? new Response('shutting down', { status: 503, headers: { connection: 'close' } }) : router.app.fetch(req, info),
+    );
   } catch (e) {
     await router.stop();
     if (tls) throw new ConfigError([`PTY_WS_TLS_CERT ${config.tlsCert} / PTY_WS_TLS_KEY ${config.tlsKey}, or ${config.host}:${config.port}: cannot serve (${errorCode(e)}: ${String(e)})`]);
@@ -71,16 +74,15 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
   const defaultSession = opts.createDefaultSession ? await router.createDefaultSession() : null;
 
-  let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
-      const stopped = server.shutdown();
-      // Deno has no way to drop a WebSocket without a close frame: whatever is still open after
-      // the goodbyes gets 1001.
+      // Deno's shutdown() would close every WebSocket with 1001 at once: new requests get 503
+      // while the clients get their goodbyes, and the listener closes after.
       await router.stop(() => {
+        // Deno cannot drop a WebSocket without a close frame: whatever is still open gets 1001.
         for (const ws of sockets) if (ws.readyState === WebSocket.OPEN) ws.close(1001, 'server shutting down');
       });
-      await stopped;
+      await server.shutdown();
     })());
 
   return { port, origin, devToken, defaultSession, hub: router.hub, reloadTokens, close };
