@@ -4,6 +4,7 @@
 // absence fails these tests rather than skipping them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -70,6 +71,19 @@ async function startDenoRouter(env: Record<string, string> = {}): Promise<DenoRo
     cleanUp();
     throw e;
   }
+}
+
+/** A refused upgrade's status and body (Deno sends the route's JSON; Node only the status line). */
+function refusedUpgrade(url: string, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = get(url.replace(/^ws/, 'http'), { headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', ...headers } }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    req.on('upgrade', () => reject(new Error('upgrade was accepted')));
+    req.on('error', reject);
+  });
 }
 
 function alive(pid: number): boolean {
@@ -159,6 +173,10 @@ describe('the router on Deno (deno task start)', () => {
     expect(await TestClient.refusedStatus(router.attachUrl, { token: 'not-the-token' })).toBe(401);
     expect(await TestClient.refusedStatus(router.attachUrl, { token: router.token, protocols: ['chat'] })).toBe(400);
     expect(await TestClient.refusedStatus(`${router.attachUrl}?token=${router.token}`, { token: router.token })).toBe(400);
+    expect(await refusedUpgrade(router.attachUrl, { 'sec-websocket-protocol': 'pty-ws.v1', authorization: 'Bearer not-the-token' })).toEqual({
+      status: 401,
+      body: { error: { code: 'UNAUTHENTICATED', message: 'unknown bearer token' } },
+    });
   });
 
   it('closes a connection whose message is over 1 MiB with 1009, and only that one', async () => {
