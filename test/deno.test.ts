@@ -3,7 +3,7 @@
 // refusals, keepalive and the SIGTERM drain. Deno comes from the npm package `deno` (npm ci); its
 // absence fails these tests rather than skipping them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
 import { until } from './helpers/cli.ts';
+import { selfSignedCert, type TestCert } from './helpers/tls.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const DENO = join(ROOT, 'node_modules/.bin/deno');
@@ -20,22 +21,26 @@ function requireDeno(): void {
   if (!existsSync(DENO)) throw new Error(`Deno is not installed at ${DENO}: npm ci installs it from the npm package "deno"`);
 }
 
-interface DenoRouter {
-  proc: ChildProcess;
-  dir: string;
+interface DenoRouter extends DenoRun {
   origin: string;
   attachUrl: string;
   token: string;
   /** The PTY host the router started (from its log). */
   hostPid: number;
-  stdout(): string;
-  stderr(): string;
-  exit: Promise<number | null>;
   /** Kills whatever is left (after a failed test) and removes the temp dir. */
   cleanUp(): void;
 }
 
-async function startDenoRouter(env: Record<string, string> = {}): Promise<DenoRouter> {
+interface DenoRun {
+  proc: ChildProcess;
+  dir: string;
+  stdout(): string;
+  stderr(): string;
+  exit: Promise<number | null>;
+}
+
+/** `deno task start --port 0` with its state in a fresh temp dir (also its HOME). */
+function runDenoStart(env: Record<string, string>): DenoRun {
   requireDeno();
   const dir = mkdtempSync(join(tmpdir(), 'pty-ws-deno-'));
   let out = '';
@@ -50,6 +55,12 @@ async function startDenoRouter(env: Record<string, string> = {}): Promise<DenoRo
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const exit = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  return { proc, dir, stdout: () => out, stderr: () => err, exit };
+}
+
+async function startDenoRouter(env: Record<string, string> = {}): Promise<DenoRouter> {
+  const run = runDenoStart(env);
+  const { proc, dir } = run;
   let hostPid = 0;
   const cleanUp = () => {
     for (const pid of [-proc.pid!, hostPid]) {
@@ -62,11 +73,15 @@ async function startDenoRouter(env: Record<string, string> = {}): Promise<DenoRo
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const attachUrl = await until(() => /attach URL:\s+(ws:\/\/\S+)/.exec(out)?.[1] ?? (proc.exitCode !== null ? Promise.reject(new Error(`deno task start exited ${proc.exitCode}: ${err}`)) : undefined), 'the attach URL', 60_000);
-    const token = /dev token:\s+(\S+)/.exec(out)![1]!;
-    const origin = /listening on (http:\/\/\S+)/.exec(out)![1]!;
-    hostPid = Number(/"msg":"started pty host"[^\n]*"pid":(\d+)/.exec(err)?.[1]);
-    return { proc, dir, origin, attachUrl, token, hostPid, stdout: () => out, stderr: () => err, exit, cleanUp };
+    const attachUrl = await until(
+      () => /attach URL:\s+(wss?:\/\/\S+)/.exec(run.stdout())?.[1] ?? (proc.exitCode !== null ? Promise.reject(new Error(`deno task start exited ${proc.exitCode}: ${run.stderr()}`)) : undefined),
+      'the attach URL',
+      60_000,
+    );
+    const token = /dev token:\s+(\S+)/.exec(run.stdout())![1]!;
+    const origin = /listening on (https?:\/\/\S+)/.exec(run.stdout())![1]!;
+    hostPid = Number(/"msg":"started pty host"[^\n]*"pid":(\d+)/.exec(run.stderr())?.[1]);
+    return { ...run, origin, attachUrl, token, hostPid, cleanUp };
   } catch (e) {
     cleanUp();
     throw e;
@@ -249,4 +264,41 @@ describe('keepalive on Deno (idleTimeout)', () => {
     await alive2.waitForFrame((f) => f.op === 'pong' && f.id === id, 'pong');
     alive2.close();
   }, 30_000);
+});
+
+describe('TLS on Deno', () => {
+  let router: DenoRouter;
+  let certDir: string;
+  let cert: TestCert;
+  beforeAll(async () => {
+    certDir = mkdtempSync(join(tmpdir(), 'pty-ws-deno-tls-'));
+    cert = selfSignedCert(certDir);
+    router = await startDenoRouter({ PTY_WS_TLS_CERT: cert.certFile, PTY_WS_TLS_KEY: cert.keyFile });
+  }, 90_000);
+  afterAll(() => {
+    router?.cleanUp();
+    rmSync(certDir, { recursive: true, force: true });
+  });
+
+  it('serves https and wss from the certificate files', async () => {
+    expect(router.origin).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(router.attachUrl).toMatch(/^wss:\/\//);
+    const c = await TestClient.connect(router.attachUrl, { token: router.token, ca: cert.cert });
+    await c.join({ role: 'controller' });
+    c.send('pty.session_input', { data: b64('echo tls-$((6*7))\r') });
+    await c.waitForOutput('tls-42');
+    c.close();
+  });
+
+  it('refuses to start with a file that is not a certificate, naming the settings (exit 2)', async () => {
+    const junk = join(certDir, 'junk.pem');
+    writeFileSync(junk, 'not a certificate\n');
+    const run = runDenoStart({ PTY_WS_TLS_CERT: junk, PTY_WS_TLS_KEY: junk });
+    try {
+      expect(await run.exit).toBe(2);
+      expect(run.stderr()).toMatch(/PTY_WS_TLS_CERT .*junk\.pem .*not a usable certificate and key pair/);
+    } finally {
+      rmSync(run.dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

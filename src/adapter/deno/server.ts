@@ -66,7 +66,10 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     );
   } catch (e) {
     await router.stop();
-    if (tls) throw new ConfigError([`PTY_WS_TLS_CERT ${config.tlsCert} / PTY_WS_TLS_KEY ${config.tlsKey}, or ${config.host}:${config.port}: cannot serve (${errorCode(e)}: ${String(e)})`]);
+    // Deno checks the pair only when it starts listening.
+    if (tls && e instanceof Deno.errors.InvalidData) {
+      throw new ConfigError([`PTY_WS_TLS_CERT ${config.tlsCert} / PTY_WS_TLS_KEY ${config.tlsKey}: not a usable certificate and key pair (${e.message})`]);
+    }
     throw e;
   }
   const port = server.addr.port;
