@@ -3,6 +3,7 @@
 // refusals, keepalive and the SIGTERM drain. Deno comes from the npm package `deno` (npm ci); its
 // absence fails these tests rather than skipping them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,7 @@ function requireDeno(): void {
 interface DenoRouter extends DenoRun {
   origin: string;
   attachUrl: string;
+  /** The printed dev token ('' when tokens come from configuration). */
   token: string;
   /** The PTY host the router started (from its log). */
   hostPid: number;
@@ -78,7 +80,7 @@ async function startDenoRouter(env: Record<string, string> = {}): Promise<DenoRo
       'the attach URL',
       60_000,
     );
-    const token = /dev token:\s+(\S+)/.exec(run.stdout())![1]!;
+    const token = /dev token:\s+(\S+)/.exec(run.stdout())?.[1] ?? '';
     const origin = /listening on (https?:\/\/\S+)/.exec(run.stdout())![1]!;
     hostPid = Number(/"msg":"started pty host"[^\n]*"pid":(\d+)/.exec(run.stderr())?.[1]);
     return { ...run, origin, attachUrl, token, hostPid, cleanUp };
@@ -264,6 +266,32 @@ describe('keepalive on Deno (idleTimeout)', () => {
     await alive2.waitForFrame((f) => f.op === 'pong' && f.id === id, 'pong');
     alive2.close();
   }, 30_000);
+});
+
+describe('token map on Deno', () => {
+  let router: DenoRouter;
+  let dir: string;
+  const entry = (token: string, principal: string) => ({ sha256: createHash('sha256').update(token).digest('hex'), principal, scopes: ['pty:control'] });
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'pty-ws-deno-tokens-'));
+    writeFileSync(join(dir, 'tokens.json'), JSON.stringify({ tokens: [entry('token-a', 'a')] }));
+    router = await startDenoRouter({ PTY_WS_TOKENS_FILE: join(dir, 'tokens.json') });
+  }, 90_000);
+  afterAll(() => {
+    router?.cleanUp();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('re-reads the token map on SIGHUP', async () => {
+    const status = async (token: string) => (await fetch(`${router.origin}/agents/local/sessions`, { headers: { authorization: `Bearer ${token}` } })).status;
+    expect(router.token).toBe('');
+    expect([await status('token-a'), await status('token-b')]).toEqual([200, 401]);
+    writeFileSync(join(dir, 'tokens.json'), JSON.stringify({ tokens: [entry('token-b', 'b')] }));
+    router.proc.kill('SIGHUP');
+    await until(async () => (await status('token-b')) === 200, 'token-b to be accepted');
+    expect(await status('token-a')).toBe(401);
+    expect(router.stderr()).toContain('token map reloaded');
+  });
 });
 
 describe('TLS on Deno', () => {
