@@ -5,7 +5,9 @@ import type { SessionRecord } from './ports.ts';
 export interface Listening {
   /** http://host:port, or https:// when serving TLS */
   origin: string;
+  /** The bearer token generated for this run (null when auth is off or tokens come from config). */
   devToken: string | null;
+  /** The session `start` made (null for `serve`). */
   defaultSession: SessionRecord | null;
 }
 

@@ -7,6 +7,7 @@ import { createApp } from '../routes/app.ts';
 import type { AppDeps } from '../routes/deps.ts';
 import { openStore } from '../storage/open.ts';
 import type { Authenticator } from './auth/authenticator.ts';
+import type { Listening } from './banner.ts';
 import type { Config } from './config.ts';
 import { SessionHub } from './hub/hub.ts';
 import { NATIVE_ONLY } from './hub/session-host.ts';
@@ -64,6 +65,15 @@ export interface Router {
    * connection closed (and the host stopped when we started it), the screens stopped. Idempotent.
    */
   stop(dropConnections?: () => void): Promise<void>;
+}
+
+/** A router being served: what an adapter's CLI and the tests hold. */
+export interface ServedRouter extends Listening {
+  port: number;
+  hub: SessionHub;
+  /** Re-reads PTY_WS_TOKENS_FILE (SIGHUP); open connections keep their principal. False when the old map stays. */
+  reloadTokens(): Promise<boolean>;
+  close(): Promise<void>;
 }
 
 /** Opens the log, reaches the PTY host and builds the hub and the app. Serving is the runtime's job. */

@@ -3,7 +3,8 @@
 import { banner } from '../../banner.ts';
 import { ConfigError, loadConfig, parseArgs, settingsHelp, type Config } from '../../config.ts';
 import { writeAll } from './io.ts';
-import { startServer, type RunningServer } from './server.ts';
+import type { ServedRouter } from '../../router.ts';
+import { startServer } from './server.ts';
 
 const USAGE = `usage: deno task start [--flag value ...]
        deno run <permissions> src/adapter/deno/main.ts <command> [--flag value ...]
@@ -30,7 +31,7 @@ async function main(argv: string[]): Promise<number> {
   }
 
   let config: Config;
-  let server: RunningServer;
+  let server: ServedRouter;
   try {
     config = loadConfig(Deno.env.toObject(), args.flags);
     server = await startServer(config, { createDefaultSession: args.command === 'start' });

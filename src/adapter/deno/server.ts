@@ -2,35 +2,21 @@
 // WebSocket upgrade, over the Node PTY host (reached with Deno.connect) and the libSQL client.
 import { ConfigError, type Config } from '../../config.ts';
 import { errorCode, setUpAuth } from '../../auth/setup.ts';
-import type { SessionHub } from '../../hub/hub.ts';
 import { inProcessScreens } from '../../hub/screen.ts';
 import { jsonLogger } from '../../logger.ts';
-import type { Logger, SessionRecord } from '../../ports.ts';
-import { startRouter } from '../../router.ts';
+import type { Logger } from '../../ports.ts';
+import { startRouter, type ServedRouter } from '../../router.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { absolute, dirname, writeAll } from './io.ts';
 import { ensurePtyHost } from './pty-host.ts';
 import { denoUpgradeWebSocket, wrapDenoSocket } from './ws-connection.ts';
-
-export interface RunningServer {
-  port: number;
-  /** http://host:port, or https:// when serving TLS */
-  origin: string;
-  /** The bearer token generated for this run (null when auth is off or tokens come from config). */
-  devToken: string | null;
-  defaultSession: SessionRecord | null;
-  hub: SessionHub;
-  /** Re-reads PTY_WS_TOKENS_FILE (SIGHUP); open connections keep their principal. False when the old map stays. */
-  reloadTokens(): Promise<boolean>;
-  close(): Promise<void>;
-}
 
 export interface StartOptions {
   createDefaultSession?: boolean;
   logger?: Logger;
 }
 
-export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
+export async function startServer(config: Config, opts: StartOptions = {}): Promise<ServedRouter> {
   const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId }, { pretty: Deno.stderr.isTerminal(), write: (l) => writeAll(Deno.stderr, l) });
   const { auth, devToken, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger, (file) => Deno.readTextFileSync(file));
   const tls = loadTls(config);

@@ -10,29 +10,18 @@ import { serve, upgradeWebSocket, type ServerType } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
 import { errorCode, setUpAuth } from '../../auth/setup.ts';
 import { ConfigError, type Config } from '../../config.ts';
-import type { SessionHub } from '../../hub/hub.ts';
 import { jsonLogger } from '../../logger.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
-import type { Logger, SessionRecord } from '../../ports.ts';
-import { startRouter } from '../../router.ts';
+import type { Logger } from '../../ports.ts';
+import { startRouter, type ServedRouter } from '../../router.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { ensurePtyHost } from './pty-host-client.ts';
 import { WorkerScreens } from './worker-screens.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
 
-export interface RunningServer {
-  port: number;
-  /** http://host:port, or https:// when serving TLS */
-  origin: string;
-  /** The bearer token generated for this run (null when auth is off or tokens come from config). */
-  devToken: string | null;
-  defaultSession: SessionRecord | null;
-  hub: SessionHub;
+export interface RunningServer extends ServedRouter {
   /** The PTY host this router started, if it started one. */
   ptyHostPid: number | undefined;
-  /** Re-reads PTY_WS_TOKENS_FILE (SIGHUP); open connections keep their principal. False when the old map stays. */
-  reloadTokens(): Promise<boolean>;
-  close(): Promise<void>;
 }
 
 export interface StartOptions {
