@@ -2,7 +2,6 @@
 // default session and the shutdown order. Each runtime adapter (src/adapter/node, src/adapter/deno)
 // supplies only what differs per runtime (RouterRuntime) and serves `app.fetch`.
 import type { Hono } from 'hono';
-import type { UpgradeWebSocket } from 'hono/ws';
 import { createApp } from '../routes/app.ts';
 import type { AppDeps } from '../routes/deps.ts';
 import { openStore } from '../storage/open.ts';
@@ -46,10 +45,12 @@ export interface RouterRuntime {
   connectPtyHost(): Promise<PtyHostLink>;
   /** Called once the PTY host answered. */
   startScreens(): ScreenService;
-  upgradeWebSocket: UpgradeWebSocket;
-  wrapSocket: AppDeps['wrapSocket'];
-  remoteAddress: AppDeps['remoteAddress'];
+  /** The runtime's part of the app: the WebSocket upgrade, the socket wrapper, the peer address and any optional routes' ports. */
+  app: Omit<AppDeps, RouterAppDeps>;
 }
+
+/** What the router itself gives the app. */
+type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'ready' | 'renderMetrics';
 
 export interface Router {
   app: Hono;
@@ -99,13 +100,11 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
   await hub.start();
 
   const app = createApp({
+    ...runtime.app,
     config,
     store,
     hub,
     auth: runtime.auth,
-    upgradeWebSocket: runtime.upgradeWebSocket,
-    wrapSocket: runtime.wrapSocket,
-    remoteAddress: runtime.remoteAddress,
     ready: async () => {
       const problems: string[] = [];
       await store.lastSequence('readyz').catch((e: unknown) => problems.push(`database: ${String(e)}`));

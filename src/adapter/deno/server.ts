@@ -34,14 +34,15 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     // In this thread: Deno's Web Workers would need the emulator messages of worker-screens.ts
     // over another worker API, which is not built (see wrangler-notes.md).
     startScreens: () => ({ create: inProcessScreens, close: () => Promise.resolve() }),
-    upgradeWebSocket: denoUpgradeWebSocket({ maxMessageBytes: config.maxFrameBytes, idleTimeoutMs: config.pongTimeoutMs }),
-    wrapSocket: (ws, binary) => {
-      const raw = ws.raw as WebSocket;
-      sockets.add(raw);
-      const conn = wrapDenoSocket(raw, binary, metrics);
-      return { ...conn, dispose: () => sockets.delete(raw) };
+    app: {
+      upgradeWebSocket: denoUpgradeWebSocket({ maxMessageBytes: config.maxFrameBytes, idleTimeoutMs: config.pongTimeoutMs }),
+      wrapSocket: (ws, binary) => {
+        const raw = ws.raw as WebSocket;
+        sockets.add(raw);
+        return { ...wrapDenoSocket(raw, binary, metrics), dispose: () => sockets.delete(raw) };
+      },
+      remoteAddress: (c) => (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname,
     },
-    remoteAddress: (c) => (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname,
   });
 
   let closing: Promise<void> | null = null;

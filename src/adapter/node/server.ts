@@ -48,9 +48,11 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       return { host: handle.host, startedHere: handle.child !== undefined, pid: handle.child?.pid, stop: () => handle.stop() };
     },
     startScreens: () => new WorkerScreens(logger),
-    upgradeWebSocket,
-    wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale, metrics),
-    remoteAddress: (c) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.remoteAddress,
+    app: {
+      upgradeWebSocket,
+      wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale, metrics),
+      remoteAddress: (c) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.remoteAddress,
+    },
   });
 
   const wss = new WebSocketServer({
