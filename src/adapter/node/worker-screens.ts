@@ -43,8 +43,8 @@ export class WorkerScreens {
     return {
       write: (data, seq) => {
         // A copy of exactly these bytes, transferred: cloning a view would copy its whole buffer.
-        // Not data.slice(): on a Buffer (PTY host bytes are views into a socket read) that is a
-        // view too, and transferring it would detach the read's memory under the frames after it.
+        // Not data.slice(): on a Node Buffer that is a view, and transferring its (pooled) buffer
+        // would detach bytes other messages still point into.
         const copy = new Uint8Array(data);
         this.backlog.set(id, (this.backlog.get(id) ?? 0) + copy.byteLength);
         this.worker.postMessage({ t: 'write', id, data: copy, seq } satisfies ToWorker, [copy.buffer]);
