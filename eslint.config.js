@@ -1,14 +1,20 @@
+import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const message = 'The portable core imports no Node-only API: put this in src/adapter/node/.';
-const nodeOnly = {
-  paths: ['ws', 'node-pty', '@hono/node-server', '@hono/node-ws', 'fs', 'fs/promises', 'net', 'path', 'os', 'child_process', 'http', 'https', 'url', 'util', 'events', 'stream', 'buffer', 'process'].map((name) => ({ name, message })),
-  patterns: [{ group: ['node:*', '@hono/node-server/*'], message }],
-};
+// Node's own modules (with and without `node:`) and the packages that only run on Node.
+const nodeOnlyNames = [...builtinModules, 'ws', 'node-pty', '@hono/node-server', '@hono/node-ws', 'tsx'];
+const nodeOnlyImports = (message) => ({
+  paths: nodeOnlyNames.map((name) => ({ name, message })),
+  patterns: [{ group: ['node:*', '@hono/node-server/*', 'tsx/*', ...builtinModules.map((m) => `${m}/*`)], message }],
+});
+const nodeGlobals = (message) => ['process', 'Buffer', 'require', '__dirname', '__filename'].map((name) => ({ name, message }));
+
+const portable = 'The portable core imports no Node-only API: put this in src/adapter/node/ (or src/adapter/deno/).';
+const deno = 'The Deno adapter uses Deno APIs, not Node ones.';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.pty-ws/**', 'storage/migrations/**', 'bench/results/**'] },
+  { ignores: ['node_modules/**', '.pty-ws/**', '.deno/**', 'storage/migrations/**', 'bench/results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -18,8 +24,19 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/**/*.ts', 'routes/**/*.ts', 'storage/**/*.ts'],
+    // The router core, its routes and storage, and the PTY host protocol and client the adapters share.
+    files: ['src/**/*.ts', 'routes/**/*.ts', 'storage/**/*.ts', 'pty/protocol.ts', 'pty/client.ts'],
     ignores: ['src/adapter/node/**', 'src/adapter/deno/**'],
-    rules: { 'no-restricted-imports': ['error', nodeOnly] },
+    rules: {
+      'no-restricted-imports': ['error', nodeOnlyImports(portable)],
+      'no-restricted-globals': ['error', ...nodeGlobals(portable), { name: 'Deno', message: 'The portable core uses no Deno API: put this in src/adapter/deno/.' }],
+    },
+  },
+  {
+    files: ['src/adapter/deno/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { ...nodeOnlyImports(deno), patterns: [...nodeOnlyImports(deno).patterns, { group: ['../node/*'], message: deno }] }],
+      'no-restricted-globals': ['error', ...nodeGlobals(deno)],
+    },
   },
 );

@@ -99,7 +99,7 @@ describe('SIGTERM', () => {
       db.close();
       const logged = new Map(rows.map((r) => [Number(r.sequence), String(r.frame)]));
       const sent = a.frames().filter((f) => f.op === 'pty.session_frame' && ['Output', 'MembershipChanged', 'Resize', 'Closed'].includes(String(f.payload.kind)));
-      expect(sent.length).toBeGreaterThan(3);
+      expect(sent.filter((f) => f.payload.kind === 'Output').length).toBeGreaterThan(0);
       for (const f of sent) expect(JSON.parse(logged.get(f.sequence) ?? 'null'), `sequence ${f.sequence}`).toEqual(f);
       // Frames are numbered without gaps from 1.
       expect([...logged.keys()]).toEqual(Array.from({ length: logged.size }, (_, i) => i + 1));

@@ -1,4 +1,5 @@
 // The `pty-ws` command line: start (router + default session), serve (router), pty-host.
+import { banner } from '../../banner.ts';
 import { ConfigError, loadConfig, parseArgs, settingsHelp, type Config } from '../../config.ts';
 import { startServer, type RunningServer } from './server.ts';
 import { clientCommand } from './cli/client-commands.ts';
@@ -50,7 +51,7 @@ async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  printBanner(server, config);
+  process.stdout.write(banner(server, config));
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -75,19 +76,6 @@ async function main(argv: string[]): Promise<number> {
   // SIGHUP re-reads the token map; without one it keeps its default meaning (the terminal went away: exit).
   if (config.tokensFile !== undefined) process.on('SIGHUP', () => void server.reloadTokens());
   return -1;
-}
-
-function printBanner(s: RunningServer, config: Config): void {
-  const instanceId = config.instanceId;
-  const ws = s.origin.replace(/^http/, 'ws');
-  const lines = [`pty-ws listening on ${s.origin}`];
-  lines.push(`  web page:    ${s.origin}/${s.devToken ? `#token=${s.devToken}` : ''}`);
-  if (s.defaultSession) lines.push(`  attach URL:  ${ws}/agents/${instanceId}/sessions/${s.defaultSession.id}/attach`);
-  lines.push(`  sessions:    ${s.origin}/agents/${instanceId}/sessions`);
-  if (s.devToken) lines.push(`  dev token:   ${s.devToken}`, '               (scope pty:control; printed once, only its hash is kept; a new one each start)');
-  else if (!config.auth) lines.push('  auth:        off (PTY_WS_AUTH=off): anyone who can reach this port can type into its sessions');
-  else lines.push(`  auth:        bearer tokens from ${[config.tokensFile !== undefined ? 'PTY_WS_TOKENS_FILE' : '', (config.jwtSecret ?? config.jwtPublicKey ?? config.jwksUrl) !== undefined ? 'JWT' : ''].filter(Boolean).join(' and ')}`);
-  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 main(process.argv.slice(2)).then(

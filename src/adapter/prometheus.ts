@@ -1,18 +1,28 @@
-// The Metrics port on prom-client, with the hub's point-in-time gauges read at scrape time.
+// The Metrics port on prom-client, with the hub's point-in-time gauges read at scrape time. Shared
+// by the Node and Deno adapters: prom-client runs on Deno through its Node compatibility layer.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { COUNTERS, HISTOGRAMS, type CounterName, type HistogramName, type HubStats, type Labels, type Metrics } from '../../metrics.ts';
+import { COUNTERS, HISTOGRAMS, type CounterName, type HistogramName, type HubStats, type Labels } from '../metrics.ts';
+import type { ExposedMetrics } from '../router.ts';
 
 const PREFIX = 'pty_ws_';
 
-export class PrometheusMetrics implements Metrics {
+export interface PrometheusOptions {
+  /**
+   * prom-client's process and Node runtime collectors (CPU, memory, event-loop lag, heap). Off on
+   * Deno, whose `perf_hooks.monitorEventLoopDelay` is a stub: the lag gauges would read NaN.
+   */
+  processMetrics: boolean;
+}
+
+export class PrometheusMetrics implements ExposedMetrics {
   readonly registry = new Registry();
   private readonly counters = new Map<CounterName, Counter>();
   private readonly histograms = new Map<HistogramName, Histogram>();
   private readonly sessions: Gauge;
   private readonly clients: Gauge;
 
-  constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+  constructor(opts: PrometheusOptions) {
+    if (opts.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     for (const [name, c] of Object.entries(COUNTERS) as Array<[CounterName, (typeof COUNTERS)[CounterName]]>) {
       this.counters.set(name, new Counter({ name: PREFIX + name, help: c.help, labelNames: [...c.labels], registers: [this.registry] }));
     }

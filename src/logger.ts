@@ -1,16 +1,17 @@
-// Structured logs on stderr: JSON lines, or a readable line per event when stderr is a terminal.
-import type { Logger, LogLevel } from '../../ports.ts';
+// Structured logs: JSON lines, or a readable line per event when the runtime's stderr is a terminal.
+// The runtime adapter says where lines go (stderr) and whether it is a terminal.
+import type { Logger, LogLevel } from './ports.ts';
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export interface LoggerOptions {
   /** One readable line per event instead of JSON (for a person at a terminal). */
   pretty?: boolean;
-  write?: (line: string) => void;
+  write: (line: string) => void;
 }
 
-export function jsonLogger(level: LogLevel, base: Record<string, unknown> = {}, opts: LoggerOptions = {}): Logger {
-  const write = opts.write ?? ((l: string) => void process.stderr.write(l));
+export function jsonLogger(level: LogLevel, base: Record<string, unknown>, opts: LoggerOptions): Logger {
+  const write = opts.write;
   return {
     log(lvl, msg, fields) {
       if (ORDER[lvl] < ORDER[level]) return;

@@ -1,13 +1,16 @@
-// Builds the authenticator from the configuration: reads the token map and key files (the Node side
-// of auth) and hands their text to the portable parsers. The token map reloads on demand (SIGHUP).
-import { readFileSync } from 'node:fs';
-import { CompositeAuthenticator, NO_AUTH, type Authenticator } from '../../auth/authenticator.ts';
-import { createJwtAuthenticator, JwtConfigError, type JwtSettings } from '../../auth/jwt.ts';
-import { securityProblems } from '../../auth/startup-policy.ts';
-import { parseTokenMap, TokenMapAuthenticator, TokenMapError, type TokenEntry } from '../../auth/token-map.ts';
-import { ConfigError, type Config } from '../../config.ts';
-import { randomToken, sha256Hex } from '../../ids.ts';
-import type { Clock, Logger } from '../../ports.ts';
+// Builds the authenticator from the configuration: reads the token map and key files through the
+// runtime's `readText` and hands their text to the portable parsers. The token map reloads on
+// demand (SIGHUP).
+import { ConfigError, type Config } from '../config.ts';
+import { randomToken, sha256Hex } from '../ids.ts';
+import type { Clock, Logger } from '../ports.ts';
+import { CompositeAuthenticator, NO_AUTH, type Authenticator } from './authenticator.ts';
+import { createJwtAuthenticator, JwtConfigError, type JwtSettings } from './jwt.ts';
+import { securityProblems } from './startup-policy.ts';
+import { parseTokenMap, TokenMapAuthenticator, TokenMapError, type TokenEntry } from './token-map.ts';
+
+/** Reads a whole UTF-8 file now (the runtime's own call); throws its error (with `code`, e.g. ENOENT). */
+export type ReadText = (file: string) => string;
 
 export interface AuthSetup {
   auth: Authenticator;
@@ -18,7 +21,7 @@ export interface AuthSetup {
 }
 
 /** Throws ConfigError naming the setting (and file) for anything that would not work. */
-export async function setUpAuth(config: Config, clock: Clock, logger: Logger): Promise<AuthSetup> {
+export async function setUpAuth(config: Config, clock: Clock, logger: Logger, readText: ReadText): Promise<AuthSetup> {
   const problems = securityProblems(config);
   if (problems.length) throw new ConfigError(problems);
   const nothingToReload = async () => {
@@ -27,7 +30,7 @@ export async function setUpAuth(config: Config, clock: Clock, logger: Logger): P
   };
   if (!config.auth) return { auth: NO_AUTH, devToken: null, reloadTokens: nothingToReload };
 
-  const jwt = hasJwt(config) ? await jwtAuthenticator(config, clock, logger) : null;
+  const jwt = hasJwt(config) ? await jwtAuthenticator(config, clock, logger, readText) : null;
   if (config.tokensFile === undefined) {
     if (jwt) return { auth: jwt, devToken: null, reloadTokens: nothingToReload };
     const token = randomToken();
@@ -36,10 +39,10 @@ export async function setUpAuth(config: Config, clock: Clock, logger: Logger): P
   }
 
   const file = config.tokensFile;
-  const tokens = new TokenMapAuthenticator(readTokenMap(file), clock);
+  const tokens = new TokenMapAuthenticator(readTokenMap(file, readText), clock);
   const reloadTokens = async () => {
     try {
-      tokens.replace(readTokenMap(file));
+      tokens.replace(readTokenMap(file, readText));
       logger.log('info', 'token map reloaded', { file, tokens: tokens.size });
       return true;
     } catch (e) {
@@ -50,12 +53,12 @@ export async function setUpAuth(config: Config, clock: Clock, logger: Logger): P
   return { auth: jwt ? new CompositeAuthenticator(tokens, jwt) : tokens, devToken: null, reloadTokens };
 }
 
-function readTokenMap(file: string): TokenEntry[] {
+function readTokenMap(file: string, readText: ReadText): TokenEntry[] {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readText(file);
   } catch (e) {
-    throw new ConfigError([`PTY_WS_TOKENS_FILE ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? String(e)})`]);
+    throw new ConfigError([`PTY_WS_TOKENS_FILE ${file}: cannot read it (${errorCode(e)})`]);
   }
   try {
     return parseTokenMap(text);
@@ -69,10 +72,10 @@ function hasJwt(c: Config): boolean {
   return c.jwtSecret !== undefined || c.jwtPublicKey !== undefined || c.jwksUrl !== undefined;
 }
 
-async function jwtAuthenticator(config: Config, clock: Clock, logger: Logger): Promise<Authenticator> {
+async function jwtAuthenticator(config: Config, clock: Clock, logger: Logger, readText: ReadText): Promise<Authenticator> {
   const settings: JwtSettings = {};
   if (config.jwtSecret !== undefined) settings.secret = config.jwtSecret;
-  if (config.jwtPublicKey !== undefined) settings.publicKey = keyMaterial(config.jwtPublicKey);
+  if (config.jwtPublicKey !== undefined) settings.publicKey = keyMaterial(config.jwtPublicKey, readText);
   if (config.jwksUrl !== undefined) settings.jwksUrl = config.jwksUrl;
   if (config.jwtIssuer !== undefined) settings.issuer = config.jwtIssuer;
   if (config.jwtAudience !== undefined) settings.audience = config.jwtAudience;
@@ -85,12 +88,18 @@ async function jwtAuthenticator(config: Config, clock: Clock, logger: Logger): P
 }
 
 /** PTY_WS_JWT_PUBLIC_KEY is the key itself (PEM or JWK) or the path of a file holding it. */
-function keyMaterial(value: string): string {
+function keyMaterial(value: string, readText: ReadText): string {
   const v = value.trim();
   if (v.startsWith('-----BEGIN') || v.startsWith('{')) return v;
   try {
-    return readFileSync(v, 'utf8');
+    return readText(v);
   } catch (e) {
-    throw new ConfigError([`PTY_WS_JWT_PUBLIC_KEY ${v}: neither a PEM/JWK key nor a readable file (${(e as NodeJS.ErrnoException).code ?? String(e)})`]);
+    throw new ConfigError([`PTY_WS_JWT_PUBLIC_KEY ${v}: neither a PEM/JWK key nor a readable file (${errorCode(e)})`]);
   }
+}
+
+/** The system error code both runtimes put on file errors (ENOENT, EACCES), else the error itself. */
+export function errorCode(e: unknown): string {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : String(e);
 }

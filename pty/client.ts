@@ -1,0 +1,276 @@
+// The router's side of the PTY host socket (see protocol.ts): requests matched to replies, session
+// events to the listeners, the host's greeting and log lines. Portable on purpose: each runtime
+// adapter hands it a HostSocket over its own Unix-socket API (node:net, Deno.connect).
+
+import type { LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../src/ports.ts';
+import { FrameDecoder, HostMessageSchema, MAX_BODY_BYTES, PROTOCOL_VERSION, PtyHostError, type HostMessage, type Request, encodeFrame } from './protocol.ts';
+
+/** A connected byte stream to the host, as the runtime provides it. */
+export interface HostSocket {
+  /** Queues bytes in order; dropped once the socket is ending. */
+  write(bytes: Uint8Array): void;
+  /** Sends what is queued, then closes our side; `close` follows once the host closed its side. */
+  end(): void;
+  /** Closes at once; `close` follows. */
+  destroy(): void;
+  readonly writable: boolean;
+  readonly closed: boolean;
+  /** Called once, before any event can fire: `error` (if any) comes before `close`, which comes once. */
+  listen(events: HostSocketEvents): void;
+}
+
+export interface HostSocketEvents {
+  /** A chunk the client keeps (the decoder may hold views into it): never reuse its memory. */
+  data(chunk: Uint8Array): void;
+  error(err: Error): void;
+  close(): void;
+}
+
+export interface PtyHostClientOptions {
+  /** How long connecting and the host's greeting may take. Default 5 s. */
+  timeoutMs?: number;
+  /** How long a spawn or list may go unanswered. Default 10 s. */
+  requestTimeoutMs?: number;
+  /** Receives listener failures; without it they go to console.error. */
+  logger?: Logger;
+}
+
+type Reply = Extract<HostMessage, { rid: number }>;
+
+interface Pending {
+  resolve(reply: Reply): void;
+  reject(err: PtyHostError): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+export class PtyHostConnection implements PtyHost {
+  readonly #socket: HostSocket;
+  readonly #decoder = new FrameDecoder(HostMessageSchema);
+  readonly #requestTimeoutMs: number;
+  readonly #logger: Logger | undefined;
+  readonly #listeners = new Set<PtyHostListener>();
+  readonly #pending = new Map<number, Pending>();
+  readonly #greeted: Promise<void>;
+  #greet: { resolve(): void; reject(err: Error): void } | undefined;
+  readonly #socketClosed: Promise<void>;
+  #nextRid = 1;
+  /** Set once the connection is over, whether by close() or by losing it. */
+  #ended = false;
+  #lossReason: string | undefined;
+
+  /**
+   * Waits for the host's greeting on a freshly connected socket. Rejects with the socket's error
+   * (ENOENT, ECONNREFUSED, ...) or when no greeting comes within the timeout.
+   */
+  static async greet<C extends PtyHostConnection>(client: C, where: string, timeoutMs = 5000): Promise<C> {
+    const timer = setTimeout(() => client.#fail(new Error(`no pty host greeting on ${where} within ${timeoutMs} ms`)), timeoutMs);
+    try {
+      await client.#greeted;
+      return client;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  constructor(socket: HostSocket, options: PtyHostClientOptions = {}) {
+    this.#socket = socket;
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.#logger = options.logger;
+    this.#greeted = new Promise((resolve, reject) => {
+      this.#greet = { resolve, reject };
+    });
+    let socketClosed!: () => void;
+    this.#socketClosed = new Promise<void>((resolve) => {
+      socketClosed = resolve;
+    });
+    socket.listen({
+      data: (chunk) => this.#receive(chunk),
+      error: (err) => {
+        this.#lossReason ??= err.message;
+        this.#greet?.reject(err);
+      },
+      close: () => {
+        socketClosed();
+        this.#closed();
+      },
+    });
+  }
+
+  async spawn(spec: SpawnSpec): Promise<{ pid: number }> {
+    const reply = await this.#request((rid) => ({ t: 'spawn', rid, spec }));
+    if (reply.t !== 'spawned') throw unexpected(reply);
+    return { pid: reply.pid };
+  }
+
+  async list(): Promise<PtySessionInfo[]> {
+    const reply = await this.#request((rid) => ({ t: 'list', rid }));
+    if (reply.t !== 'listed') throw unexpected(reply);
+    return reply.sessions;
+  }
+
+  write(sessionId: string, data: Uint8Array): void {
+    for (let offset = 0; offset < data.byteLength; offset += MAX_BODY_BYTES) {
+      this.#send({ t: 'write', sessionId, data: data.subarray(offset, offset + MAX_BODY_BYTES) });
+    }
+  }
+
+  resize(sessionId: string, cols: number, rows: number): void {
+    this.#send({ t: 'resize', sessionId, cols, rows });
+  }
+
+  kill(sessionId: string, signal?: string): void {
+    this.#send({ t: 'kill', sessionId, signal });
+  }
+
+  subscribe(listener: PtyHostListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Ends the connection after flushing queued writes; does not fire onHostLost. */
+  async close(): Promise<void> {
+    if (this.#socket.closed) return;
+    if (!this.#ended) {
+      this.#ended = true;
+      this.#rejectPending('pty host client closed');
+      this.#socket.end();
+    }
+    const timer = setTimeout(() => this.#socket.destroy(), 1000);
+    try {
+      await this.#socketClosed;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #request(build: (rid: number) => Extract<Request, { rid: number }>): Promise<Reply> {
+    if (this.#ended) return Promise.reject(new PtyHostError('spawn_failed', this.#endedMessage()));
+    const rid = this.#nextRid++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(rid);
+        reject(new PtyHostError('spawn_failed', `pty host did not answer within ${this.#requestTimeoutMs} ms`));
+      }, this.#requestTimeoutMs);
+      this.#pending.set(rid, { resolve, reject, timer });
+      this.#send(build(rid));
+    });
+  }
+
+  #send(msg: Request): void {
+    if (this.#ended || !this.#socket.writable) return;
+    this.#socket.write(encodeFrame(msg));
+  }
+
+  #receive(chunk: Uint8Array): void {
+    this.#decoder.push(chunk);
+    try {
+      for (let msg = this.#decoder.next(); msg; msg = this.#decoder.next()) this.#dispatch(msg);
+    } catch (err) {
+      this.#fail(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  #dispatch(msg: HostMessage): void {
+    switch (msg.t) {
+      case 'hello':
+        if (msg.protocol !== PROTOCOL_VERSION) {
+          this.#fail(new Error(`pty host speaks protocol ${msg.protocol}, this router speaks ${PROTOCOL_VERSION}`));
+          return;
+        }
+        this.#greet?.resolve();
+        this.#greet = undefined;
+        return;
+      case 'data':
+        this.#notify((l) => l.onData(msg.sessionId, msg.data));
+        return;
+      case 'exit':
+        this.#notify((l) => l.onExit(msg.sessionId, { exitCode: msg.exitCode, signal: msg.signal }));
+        return;
+      default:
+        this.#settle(msg);
+    }
+  }
+
+  #settle(reply: Reply): void {
+    const pending = this.#pending.get(reply.rid);
+    if (!pending) return; // already timed out
+    this.#pending.delete(reply.rid);
+    clearTimeout(pending.timer);
+    if (reply.t === 'failed') pending.reject(new PtyHostError(reply.code, reply.message));
+    else pending.resolve(reply);
+  }
+
+  #notify(call: (listener: PtyHostListener) => void): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        call(listener);
+      } catch (err) {
+        if (this.#logger) this.#logger.log('error', 'pty host listener threw', { err });
+        else console.error('pty host listener threw', err);
+      }
+    }
+  }
+
+  /** Tears the connection down because it cannot be trusted any more. */
+  #fail(err: Error): void {
+    this.#lossReason ??= err.message;
+    this.#greet?.reject(err);
+    this.#socket.destroy();
+  }
+
+  #closed(): void {
+    this.#greet?.reject(new Error(this.#lossReason ?? 'pty host closed the connection'));
+    this.#greet = undefined;
+    if (this.#ended) return;
+    this.#ended = true;
+    const reason = this.#lossReason ?? 'pty host closed the connection';
+    this.#rejectPending(`pty host connection lost: ${reason}`);
+    this.#notify((l) => l.onHostLost?.(reason));
+  }
+
+  #rejectPending(message: string): void {
+    for (const { reject, timer } of this.#pending.values()) {
+      clearTimeout(timer);
+      reject(new PtyHostError('spawn_failed', message));
+    }
+    this.#pending.clear();
+  }
+
+  #endedMessage(): string {
+    return this.#lossReason ? `pty host connection lost: ${this.#lossReason}` : 'pty host client closed';
+  }
+}
+
+function unexpected(reply: Reply): PtyHostError {
+  return new PtyHostError('spawn_failed', `unexpected pty host reply '${reply.t}'`);
+}
+
+// ---------------------------------------------------------------- a host process the router started
+
+/** What a host prints on stdout once it accepts connections (pty/main.ts). */
+export const LISTENING_LINE = 'pty-host listening ';
+
+/** How long a stopping host gets between SIGTERM and SIGKILL. */
+export const STOP_GRACE_MS = 5000;
+
+/** Connect errors that mean "nobody listens there": start a host. */
+export function noHostListening(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ENOENT' || code === 'ECONNREFUSED';
+}
+
+const LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'] satisfies LogLevel[];
+
+/** Re-logs one of the host's JSON log lines through the router's logger. */
+export function relayHostLog(log: Logger, line: string): void {
+  try {
+    const { level, msg, ts: _ts, component: _component, ...fields } = JSON.parse(line) as Record<string, unknown>;
+    if (typeof level === 'string' && LEVELS.includes(level) && typeof msg === 'string') {
+      log.log(level as LogLevel, msg, fields);
+      return;
+    }
+  } catch {
+    // not one of its JSON lines: relayed verbatim below
+  }
+  log.log('warn', line);
+}

@@ -1,0 +1,92 @@
+// The Deno adapter: serves the portable router (src/router.ts) with Deno.serve and Hono's Deno
+// WebSocket upgrade, over the Node PTY host (reached with Deno.connect) and the libSQL client.
+import { ConfigError, type Config } from '../../config.ts';
+import { errorCode, setUpAuth } from '../../auth/setup.ts';
+import { inProcessScreens } from '../../hub/screen.ts';
+import { jsonLogger } from '../../logger.ts';
+import type { Logger } from '../../ports.ts';
+import { startRouter, type ServedRouter } from '../../router.ts';
+import { PrometheusMetrics } from '../prometheus.ts';
+import { absolute, dirname, writeAll } from './io.ts';
+import { ensurePtyHost } from './pty-host.ts';
+import { denoUpgradeWebSocket, wrapDenoSocket } from './ws-connection.ts';
+
+export interface StartOptions {
+  createDefaultSession?: boolean;
+  logger?: Logger;
+}
+
+export async function startServer(config: Config, opts: StartOptions = {}): Promise<ServedRouter> {
+  const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId }, { pretty: Deno.stderr.isTerminal(), write: (l) => writeAll(Deno.stderr, l) });
+  const { auth, devToken, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger, (file) => Deno.readTextFileSync(file));
+  const tls = loadTls(config);
+
+  Deno.mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
+  if (config.databaseUrl.startsWith('file:')) Deno.mkdirSync(dirname(absolute(config.databaseUrl.slice('file:'.length))), { recursive: true });
+  const metrics = new PrometheusMetrics({ processMetrics: false });
+  const sockets = new Set<WebSocket>();
+  const router = await startRouter(config, {
+    logger,
+    clock: { now: Date.now },
+    auth,
+    metrics,
+    connectPtyHost: () => ensurePtyHost({ socketPath: absolute(config.ptySocket), logger }),
+    // In this thread: Deno's Web Workers would need the emulator messages of worker-screens.ts
+    // over another worker API, which is not built (see wrangler-notes.md).
+    startScreens: () => ({ create: inProcessScreens, close: () => Promise.resolve() }),
+    app: {
+      upgradeWebSocket: denoUpgradeWebSocket({ maxMessageBytes: config.maxFrameBytes, idleTimeoutMs: config.pongTimeoutMs }),
+      wrapSocket: (ws, binary) => {
+        const raw = ws.raw as WebSocket;
+        sockets.add(raw);
+        return { ...wrapDenoSocket(raw, binary, metrics), dispose: () => sockets.delete(raw) };
+      },
+      remoteAddress: (c) => (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname,
+    },
+  });
+
+  let closing: Promise<void> | null = null;
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = Deno.serve({ hostname: config.host, port: config.port, ...tls, onListen: () => undefined }, (req, info) =>
+      closing ? new Response('shutting down', { status: 503, headers: { connection: 'close' } }) : router.app.fetch(req, info),
+    );
+  } catch (e) {
+    await router.stop();
+    // Deno checks the pair only when it starts listening.
+    if (tls && e instanceof Deno.errors.InvalidData) {
+      throw new ConfigError([`PTY_WS_TLS_CERT ${config.tlsCert} / PTY_WS_TLS_KEY ${config.tlsKey}: not a usable certificate and key pair (${e.message})`]);
+    }
+    throw e;
+  }
+  const port = server.addr.port;
+  const origin = `${tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+
+  const defaultSession = opts.createDefaultSession ? await router.createDefaultSession() : null;
+
+  const close = () =>
+    (closing ??= (async () => {
+      // Deno's shutdown() would close every WebSocket with 1001 at once: new requests get 503
+      // while the clients get their goodbyes, and the listener closes after.
+      await router.stop(() => {
+        // Deno cannot drop a WebSocket without a close frame: whatever is still open gets 1001.
+        for (const ws of sockets) if (ws.readyState === WebSocket.OPEN) ws.close(1001, 'server shutting down');
+      });
+      await server.shutdown();
+    })());
+
+  return { port, origin, devToken, defaultSession, hub: router.hub, reloadTokens, close };
+}
+
+/** The certificate and key as PEM text, read now so a missing file stops the start with its name. */
+function loadTls(config: Config): { cert: string; key: string } | null {
+  if (config.tlsCert === undefined || config.tlsKey === undefined) return null;
+  const read = (setting: string, file: string) => {
+    try {
+      return Deno.readTextFileSync(file);
+    } catch (e) {
+      throw new ConfigError([`${setting} ${file}: cannot read it (${errorCode(e)})`]);
+    }
+  };
+  return { cert: read('PTY_WS_TLS_CERT', config.tlsCert), key: read('PTY_WS_TLS_KEY', config.tlsKey) };
+}

@@ -1,0 +1,25 @@
+// What `npm start` and `deno task start` print once the router listens: its URLs and how to authenticate.
+import type { Config } from './config.ts';
+import type { SessionRecord } from './ports.ts';
+
+export interface Listening {
+  /** http://host:port, or https:// when serving TLS */
+  origin: string;
+  /** The bearer token generated for this run (null when auth is off or tokens come from config). */
+  devToken: string | null;
+  /** The session `start` made (null for `serve`). */
+  defaultSession: SessionRecord | null;
+}
+
+export function banner(s: Listening, config: Config): string {
+  const instanceId = config.instanceId;
+  const ws = s.origin.replace(/^http/, 'ws');
+  const lines = [`pty-ws listening on ${s.origin}`];
+  lines.push(`  web page:    ${s.origin}/${s.devToken ? `#token=${s.devToken}` : ''}`);
+  if (s.defaultSession) lines.push(`  attach URL:  ${ws}/agents/${instanceId}/sessions/${s.defaultSession.id}/attach`);
+  lines.push(`  sessions:    ${s.origin}/agents/${instanceId}/sessions`);
+  if (s.devToken) lines.push(`  dev token:   ${s.devToken}`, '               (scope pty:control; printed once, only its hash is kept; a new one each start)');
+  else if (!config.auth) lines.push('  auth:        off (PTY_WS_AUTH=off): anyone who can reach this port can type into its sessions');
+  else lines.push(`  auth:        bearer tokens from ${[config.tokensFile !== undefined ? 'PTY_WS_TOKENS_FILE' : '', (config.jwtSecret ?? config.jwtPublicKey ?? config.jwksUrl) !== undefined ? 'JWT' : ''].filter(Boolean).join(' and ')}`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,149 @@
+// The router without its runtime: the replay log, the session hub, the Hono app, readiness, the
+// default session and the shutdown order. Each runtime adapter (src/adapter/node, src/adapter/deno)
+// supplies only what differs per runtime (RouterRuntime) and serves `app.fetch`.
+import type { Hono } from 'hono';
+import { createApp } from '../routes/app.ts';
+import type { AppDeps } from '../routes/deps.ts';
+import { openStore } from '../storage/open.ts';
+import type { Authenticator } from './auth/authenticator.ts';
+import type { Listening } from './banner.ts';
+import type { Config } from './config.ts';
+import { SessionHub } from './hub/hub.ts';
+import { NATIVE_ONLY } from './hub/session-host.ts';
+import { newSessionRecord } from './hub/session-record.ts';
+import type { HubStats, Metrics } from './metrics.ts';
+import type { Clock, Logger, PtyHost, Screen, SessionRecord, Store } from './ports.ts';
+import { taskOps } from './tasks/ops.ts';
+import { TaskService } from './tasks/task-service.ts';
+
+/** The connection to the PTY host, as the runtime made it. */
+export interface PtyHostLink {
+  host: PtyHost;
+  /** This router started the host process: it stops with the router, and so do its sessions. */
+  startedHere: boolean;
+  /** The host process's pid when startedHere. */
+  pid?: number | undefined;
+  /** Closes the connection and, when startedHere, stops the host. */
+  stop(): Promise<void>;
+}
+
+/** Where the sessions' terminal emulators run (this thread, a worker thread, a Web Worker). */
+export interface ScreenService {
+  create(cols: number, rows: number): Screen;
+  close(): Promise<void>;
+}
+
+/** The Metrics port plus the runtime's exposition of it (Prometheus text). */
+export interface ExposedMetrics extends Metrics {
+  render(stats: HubStats): Promise<{ contentType: string; body: string }>;
+}
+
+export interface RouterRuntime {
+  logger: Logger;
+  clock: Clock;
+  auth: Authenticator;
+  metrics: ExposedMetrics;
+  /** Connects to the PTY host, starting one when nothing listens (called after the log is open). */
+  connectPtyHost(): Promise<PtyHostLink>;
+  /** Called once the PTY host answered. */
+  startScreens(): ScreenService;
+  /** The runtime's part of the app: the WebSocket upgrade, the socket wrapper, the peer address and any optional routes' ports. */
+  app: Omit<AppDeps, RouterAppDeps>;
+}
+
+/** What the router itself gives the app. */
+type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'ready' | 'renderMetrics';
+
+export interface Router {
+  app: Hono;
+  hub: SessionHub;
+  store: Store;
+  ptyHost: PtyHostLink;
+  /** Records the `default` session `npm start` / `deno task start` print the attach URL of. */
+  createDefaultSession(): Promise<SessionRecord>;
+  /**
+   * Stops in order: `binding_goodbye` (`server_shutdown`) and close 1000 to every client (and when
+   * the PTY host dies with us, `Closed` `instance_terminated` in the log), `dropConnections` (the
+   * runtime ends whatever socket is still open), the log flushed and closed, the PTY host
+   * connection closed (and the host stopped when we started it), the screens stopped. Idempotent.
+   */
+  stop(dropConnections?: () => void): Promise<void>;
+}
+
+/** A router being served: what an adapter's CLI and the tests hold. */
+export interface ServedRouter extends Listening {
+  port: number;
+  hub: SessionHub;
+  /** Re-reads PTY_WS_TOKENS_FILE (SIGHUP); open connections keep their principal. False when the old map stays. */
+  reloadTokens(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Opens the log, reaches the PTY host and builds the hub and the app. Serving is the runtime's job. */
+export async function startRouter(config: Config, runtime: RouterRuntime): Promise<Router> {
+  const { logger, clock, metrics } = runtime;
+  const store = await openStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, logger });
+  const ptyHost = await runtime.connectPtyHost().catch(async (e: unknown) => {
+    await store.close();
+    throw e;
+  });
+
+  const screens = runtime.startScreens();
+  const tasks = new TaskService({ store: store.tasks, clock, logger });
+  const hub = new SessionHub({
+    config,
+    store,
+    pty: ptyHost.host,
+    clock,
+    logger,
+    sessionHost: NATIVE_ONLY,
+    screens: (cols, rows) => screens.create(cols, rows),
+    metrics,
+    ops: taskOps(tasks),
+    replayFilter: tasks.replayFilter,
+    // The task runner follows each terminal from the start: whether a human is mid-line matters later.
+    sessionLoaded: (session) => tasks.forSession(session),
+  });
+  await tasks.start(config.instanceId);
+  await hub.start();
+
+  const app = createApp({
+    ...runtime.app,
+    config,
+    store,
+    hub,
+    auth: runtime.auth,
+    ready: async () => {
+      const problems: string[] = [];
+      await store.lastSequence('readyz').catch((e: unknown) => problems.push(`database: ${String(e)}`));
+      const t0 = performance.now();
+      await ptyHost.host.list().then(
+        () => metrics.observe('pty_host_rtt_seconds', (performance.now() - t0) / 1000),
+        (e: unknown) => problems.push(`pty host: ${String(e)}`),
+      );
+      return problems;
+    },
+    renderMetrics: async () => metrics.render(await hub.stats()),
+  });
+
+  const createDefaultSession = async () => {
+    const record = newSessionRecord(
+      { instanceId: config.instanceId, caps: NATIVE_ONLY, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: null, now: clock.now() },
+      { label: 'default' },
+    );
+    await store.createSession(record);
+    return record;
+  };
+
+  let stopping: Promise<void> | null = null;
+  const stop = (dropConnections?: () => void) =>
+    (stopping ??= (async () => {
+      await hub.shutdown(ptyHost.startedHere);
+      dropConnections?.();
+      await store.close();
+      await ptyHost.stop();
+      await screens.close();
+    })());
+
+  return { app, hub, store, ptyHost, createDefaultSession, stop };
+}
