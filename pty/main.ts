@@ -8,6 +8,7 @@ import { connect, createServer } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Logger } from '../src/ports.ts';
+import { detectBackends } from './backends/detect.ts';
 import { PtyHostServer } from './host.ts';
 import { createJsonLogger, isLogLevel } from './log.ts';
 
@@ -27,7 +28,9 @@ async function main(log: Logger): Promise<void> {
   mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
   await removeStaleSocket(socketPath);
 
-  const host = new PtyHostServer(log);
+  const host = new PtyHostServer(log, await detectBackends(socketPath, log));
+  // Before listening, so the first `list` already names the sessions an earlier host left.
+  await host.recover();
   const server = createServer((socket) => host.accept(socket));
   server.on('error', (err) => log.log('error', 'server error', { err }));
   // The socket is created with the process umask; narrowing it for the bind keeps the file

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Logger, PtyExit, PtyHost, SpawnSpec } from '../src/ports.ts';
-import { PtyHostClient, ensurePtyHost, type PtyHostHandle } from '../src/adapter/node/pty-host-client.ts';
+import { PtyHostClient } from '../src/adapter/node/pty-host-client.ts';
+import { ensurePtyHost, type PtyHostHandle } from '../src/adapter/node/pty-host-process.ts';
 
 const WAIT = { timeout: 8000, interval: 20 };
 
@@ -30,6 +31,7 @@ class Recorder {
       onExit: (id, exit) => this.exits.set(id, exit),
       onHostLost: (reason) => (this.lost = reason),
     });
+    host.startEvents();
   }
 
   text(id: string): string {
@@ -100,7 +102,7 @@ describe('pty host', () => {
   function spec(argv: string[], overrides: Partial<SpawnSpec> = {}): SpawnSpec {
     const sessionId = randomUUID();
     started.push(sessionId);
-    return { sessionId, argv, cwd: dir, env: { PATH: '/usr/bin:/bin', HOME: dir, LANG: 'C' }, cols: 80, rows: 24, ...overrides };
+    return { sessionId, backend: 'native', argv, cwd: dir, env: { PATH: '/usr/bin:/bin', HOME: dir, LANG: 'C' }, cols: 80, rows: 24, ...overrides };
   }
 
   /** An interactive shell, once it has prompted: input typed earlier would race the prompt. */
@@ -199,8 +201,8 @@ describe('pty host', () => {
     const { pid: pidB } = await host.spawn(b);
     expect(await host.list()).toEqual(
       expect.arrayContaining([
-        { sessionId: a.sessionId, pid: pidA, cols: 80, rows: 24 },
-        { sessionId: b.sessionId, pid: pidB, cols: 80, rows: 24 },
+        { sessionId: a.sessionId, backend: 'native', pid: pidA, cols: 80, rows: 24 },
+        { sessionId: b.sessionId, backend: 'native', pid: pidB, cols: 80, rows: 24 },
       ]),
     );
     host.kill(a.sessionId);
@@ -319,7 +321,7 @@ describe('pty host lifecycle', () => {
   it('stop() ends the host, its sessions and its socket, and other clients learn of it', async () => {
     const socketPath = path.join(dir, 'stop.sock');
     const h = await start(socketPath);
-    const { pid } = await h.host.spawn({ sessionId: 's', argv: ['/bin/sleep', '30'], cwd: dir, env: {}, cols: 80, rows: 24 });
+    const { pid } = await h.host.spawn({ sessionId: 's', backend: 'native', argv: ['/bin/sleep', '30'], cwd: dir, env: {}, cols: 80, rows: 24 });
     const observer = await PtyHostClient.connect(socketPath);
     const rec = new Recorder(observer);
     const own = new Recorder(h.host);
@@ -342,7 +344,7 @@ describe('pty host lifecycle', () => {
     // Sent after the SIGKILL, so it can only be answered by the connection loss.
     await expect(first.host.list()).rejects.toMatchObject({ code: 'spawn_failed', message: expect.stringContaining('lost') });
     expect(rec.lost).toBeDefined();
-    await expect(first.host.spawn({ sessionId: 'x', argv: ['/bin/true'], cwd: dir, env: {}, cols: 80, rows: 24 })).rejects.toMatchObject({
+    await expect(first.host.spawn({ sessionId: 'x', backend: 'native', argv: ['/bin/true'], cwd: dir, env: {}, cols: 80, rows: 24 })).rejects.toMatchObject({
       code: 'spawn_failed',
     });
     await waitUntilNotListening(socketPath);

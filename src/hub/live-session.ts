@@ -6,11 +6,12 @@ import { encodeOutputFrame } from '../protocol/binary.ts';
 import { PTY_FRAME_OP, ptyPayload, serverFrame, type PtyFrameKind } from '../protocol/frames.ts';
 import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
 import { SNAPSHOT_FORMAT } from '../protocol/uris.ts';
-import type { PtyExit, SessionRecord } from '../ports.ts';
+import type { PtyExit, PtySessionInfo, SessionRecord } from '../ports.ts';
 import { assignRole, changeRole, type RoleDecision } from './roles.ts';
 import { KeyframeCadence } from './keyframe-cadence.ts';
+import type { OutputBacklog } from './output-backlog.ts';
 import { ScreenModel, type ScreenSnapshot } from './screen.ts';
-import { buildSpawnSpec, selectBackend } from './session-host.ts';
+import { buildSpawnSpec, checkJoinBackend, selectBackend, spawnError } from './session-host.ts';
 import type { HubDeps } from './deps.ts';
 import type { Member } from './member.ts';
 
@@ -37,18 +38,21 @@ export class LiveSession {
   private deferred: Array<() => void> | null = null;
   private framesSincePrune = 0;
   private pruning = false;
+  /** Set while the PTY host is unreachable: the process may live on, but nothing reaches it. */
+  private hostDown: string | null = null;
+  private readonly backlog: OutputBacklog | undefined;
 
+  /** `screen`: the model of a session this router did not start (rebuilt from the log), else null. */
   constructor(
     private readonly deps: HubDeps,
     record: SessionRecord,
-    lastSequence: number,
+    opts: { lastSequence: number; screen: ScreenModel | null; backlog?: OutputBacklog },
   ) {
     this.id = record.id;
     this.record = record;
-    this.sequence = lastSequence;
-    // A session that was already running when this router came up (adopted from the PTY host):
-    // its screen can only be rebuilt from what it prints from now on.
-    if (record.state === 'running') this.screen = new ScreenModel(record.cols, record.rows);
+    this.sequence = opts.lastSequence;
+    this.screen = opts.screen;
+    this.backlog = opts.backlog;
     this.cadence = new KeyframeCadence(deps.config.keyframeIntervalFrames, deps.config.keyframeIntervalSeconds, () => this.cutKeyframe());
   }
 
@@ -74,6 +78,7 @@ export class LiveSession {
 
   /** The join's whole initial flush (DECISIONS §5). Throws BindingError, before anything is sent, if it cannot join. */
   async join(member: Member, req: JoinSession, replayFrom: number | null | undefined, requestId: string): Promise<void> {
+    if (this.record.state === 'running') checkJoinBackend(this.deps.sessionHost, this.record, req);
     if (!this.ended) {
       const counts = this.counts();
       const decision = assignRole({
@@ -182,12 +187,14 @@ export class LiveSession {
   input(member: Member, data: Uint8Array): void {
     this.requireController(member, 'send input');
     this.requireRunning();
+    this.requireHost();
     this.deps.pty.write(this.id, data);
   }
 
   resize(member: Member, cols: number, rows: number): void {
     this.requireController(member, 'resize');
     this.requireRunning();
+    this.requireHost();
     this.deps.pty.resize(this.id, cols, rows);
     this.inOrder(() => {
       const frame = this.emit('Resize', { cols, rows });
@@ -215,9 +222,29 @@ export class LiveSession {
     });
   }
 
-  /** The PTY host went away or the server is stopping: the process is gone for us. */
+  /** The process is gone for us (the PTY host lost it, or the server is stopping with it). */
   terminate(reason: CloseReason, detail: string): void {
     if (this.record.state === 'running') this.end(reason, null, detail);
+  }
+
+  /** The PTY host is unreachable: every member hears it now; the session waits for hostBack or terminate. */
+  hostLost(message: string): void {
+    if (this.record.state !== 'running') return;
+    this.hostDown = message;
+    const payload = errorPayload(new BindingError('INTERNAL', message));
+    const now = this.deps.clock.now();
+    for (const m of this.members.values()) m.sendUnicast(JSON.stringify(serverFrame('Error', payload, m.lastSequence, now)));
+  }
+
+  /** The PTY host runs this session: after a router restart, or once a lost host is back. */
+  adopted(info: PtySessionInfo): void {
+    this.hostDown = null;
+    if (this.record.state !== 'created') return;
+    // Its start was not recorded before the router went down.
+    const sessionClass = this.deps.sessionHost.backends[info.backend] ?? this.record.sessionClass;
+    this.screen ??= new ScreenModel(info.cols, info.rows, this.backlog);
+    this.record = { ...this.record, backend: info.backend, sessionClass, state: 'running', cols: info.cols, rows: info.rows };
+    void this.persist({ backend: info.backend, sessionClass, state: 'running', cols: info.cols, rows: info.rows });
   }
 
   kill(): void {
@@ -247,20 +274,17 @@ export class LiveSession {
     const size = firstController ? (req.terminal_size ?? (req.cols && req.rows ? { cols: req.cols, rows: req.rows } : undefined)) : undefined;
     const cols = size?.cols ?? this.record.cols;
     const rows = size?.rows ?? this.record.rows;
-    const spec = buildSpawnSpec(this.record, req, cols, rows, { defaultShell: config.defaultShell, defaultCwd: config.defaultCwd, baseEnv: config.sessionBaseEnv });
+    const spec = buildSpawnSpec({ ...this.record, backend }, req, cols, rows, { defaultShell: config.defaultShell, defaultCwd: config.defaultCwd, baseEnv: config.sessionBaseEnv });
     // The screen exists before the process does, so the first bytes it prints are folded in.
-    this.screen = new ScreenModel(cols, rows);
+    this.screen = new ScreenModel(cols, rows, this.backlog);
     try {
       await pty.spawn(spec);
     } catch (e) {
       this.screen = null;
-      const err = e as { code?: string; message?: string };
-      throw new BindingError('INVALID_REQUEST', `could not start the session's process: ${err.message ?? String(e)}`, {
-        metadata: { reason: `spawn.${err.code ?? 'failed'}` },
-      });
+      throw spawnError(e);
     }
     this.record = { ...this.record, backend, sessionClass, state: 'running', cwd: spec.cwd, argv: spec.argv, cols, rows };
-    await this.persist({ state: 'running', cwd: spec.cwd, argv: spec.argv, cols, rows });
+    await this.persist({ backend, sessionClass, state: 'running', cwd: spec.cwd, argv: spec.argv, cols, rows });
   }
 
   private end(reason: CloseReason, exitCode: number | null, detail?: string): void {
@@ -355,6 +379,10 @@ export class LiveSession {
 
   private requireRunning(): void {
     if (this.record.state !== 'running') throw new BindingError('INVALID_REQUEST', `session ${this.id} is not running`);
+  }
+
+  private requireHost(): void {
+    if (this.hostDown) throw new BindingError('INTERNAL', `${this.hostDown}; try again shortly`);
   }
 
   /** Retention runs in the background, a few times per `replay_buffer_frames` frames logged. */

@@ -1,6 +1,7 @@
 // A server-side terminal emulator that folds every Output byte in, to cut vt100-screen-state-v1 snapshots.
 import xterm from '@xterm/headless';
 import serialize from '@xterm/addon-serialize';
+import type { OutputBacklog } from './output-backlog.ts';
 
 export interface ScreenSnapshot {
   snapshot: string;
@@ -17,14 +18,24 @@ export class ScreenModel {
   private readonly ser: InstanceType<typeof serialize.SerializeAddon>;
   private anchor = 0;
 
-  constructor(cols: number, rows: number) {
+  constructor(
+    cols: number,
+    rows: number,
+    private readonly backlog?: OutputBacklog,
+  ) {
     this.term = new xterm.Terminal({ cols, rows, scrollback: 0, allowProposedApi: true });
     this.ser = new serialize.SerializeAddon();
     this.term.loadAddon(this.ser as unknown as Parameters<Terminal['loadAddon']>[0]);
   }
 
   write(data: Uint8Array, sequence: number): void {
-    this.term.write(data);
+    const backlog = this.backlog;
+    if (backlog) {
+      backlog.add(data.byteLength);
+      this.term.write(data, () => backlog.done(data.byteLength));
+    } else {
+      this.term.write(data);
+    }
     this.anchor = sequence;
   }
 
@@ -45,5 +56,4 @@ export class ScreenModel {
       });
     });
   }
-
 }

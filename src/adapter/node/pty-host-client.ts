@@ -1,12 +1,7 @@
-// The router's side of the PTY host socket (see pty/protocol.ts), plus starting a host
-// process when none is listening.
+// The router's side of one connection to the PTY host socket (see pty/protocol.ts).
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createConnection, type Socket } from 'node:net';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import type { LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../../ports.ts';
+import type { Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../../ports.ts';
 import {
   FrameDecoder,
   HostMessageSchema,
@@ -47,6 +42,8 @@ export class PtyHostClient implements PtyHost {
   readonly #greeted: Promise<void>;
   #greet: { resolve(): void; reject(err: Error): void } | undefined;
   #nextRid = 1;
+  #backends: string[] = [];
+  #hostPid = 0;
   /** Set once the connection is over, whether by close() or by losing it. */
   #ended = false;
   #lossReason: string | undefined;
@@ -79,6 +76,15 @@ export class PtyHostClient implements PtyHost {
     socket.on('close', () => this.#closed());
   }
 
+  /** The backends the host runs, from its greeting. */
+  get backends(): readonly string[] {
+    return this.#backends;
+  }
+
+  get hostPid(): number {
+    return this.#hostPid;
+  }
+
   async spawn(spec: SpawnSpec): Promise<{ pid: number }> {
     const reply = await this.#request((rid) => ({ t: 'spawn', rid, spec }));
     if (reply.t !== 'spawned') throw unexpected(reply);
@@ -108,6 +114,19 @@ export class PtyHostClient implements PtyHost {
   subscribe(listener: PtyHostListener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  startEvents(): void {
+    this.#send({ t: 'events' });
+  }
+
+  /** Stops reading the socket: the host sees a full buffer and pauses its PTYs. */
+  pauseEvents(): void {
+    this.#socket.pause();
+  }
+
+  resumeEvents(): void {
+    this.#socket.resume();
   }
 
   /** Ends the connection after flushing queued writes; does not fire onHostLost. */
@@ -161,6 +180,8 @@ export class PtyHostClient implements PtyHost {
           this.#fail(new Error(`pty host speaks protocol ${msg.protocol}, this router speaks ${PROTOCOL_VERSION}`));
           return;
         }
+        this.#backends = msg.backends;
+        this.#hostPid = msg.pid;
         this.#greet?.resolve();
         this.#greet = undefined;
         return;
@@ -227,130 +248,4 @@ export class PtyHostClient implements PtyHost {
 
 function unexpected(reply: Reply): PtyHostError {
   return new PtyHostError('spawn_failed', `unexpected pty host reply '${reply.t}'`);
-}
-
-// ---------------------------------------------------------------- starting a host
-
-export interface EnsurePtyHostOptions {
-  socketPath: string;
-  /** Receives the host's log lines (re-logged with their level) and start-up events. */
-  logger?: Logger;
-  /** How long a started host may take to print its listening line. Default 15 s. */
-  startTimeoutMs?: number;
-  client?: Omit<PtyHostClientOptions, 'logger'>;
-}
-
-export interface PtyHostHandle {
-  host: PtyHostClient;
-  /** Present when this call started the host process. */
-  child?: ChildProcess;
-  /** Closes the client and, if this call started the host, terminates it. */
-  stop(): Promise<void>;
-}
-
-/** How long a stopping host gets between SIGTERM and SIGKILL. */
-const STOP_GRACE_MS = 5000;
-
-/** Connects to the host at socketPath, starting one first when nothing listens there. */
-export async function ensurePtyHost(options: EnsurePtyHostOptions): Promise<PtyHostHandle> {
-  const socketPath = path.resolve(options.socketPath);
-  const clientOptions = { ...options.client, logger: options.logger };
-  try {
-    const host = await PtyHostClient.connect(socketPath, clientOptions);
-    options.logger?.log('info', 'using running pty host', { socket: socketPath });
-    return { host, stop: () => host.close() };
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ECONNREFUSED') throw err;
-  }
-  const child = await startHostProcess(socketPath, options);
-  try {
-    const host = await PtyHostClient.connect(socketPath, clientOptions);
-    return {
-      host,
-      child,
-      stop: async () => {
-        await host.close();
-        await stopChild(child);
-      },
-    };
-  } catch (err) {
-    await stopChild(child);
-    throw err;
-  }
-}
-
-async function startHostProcess(socketPath: string, options: EnsurePtyHostOptions): Promise<ChildProcess> {
-  const mainPath = fileURLToPath(new URL('../../../pty/main.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', mainPath, '--socket', socketPath], {
-    // `--import tsx` resolves from the cwd, so run where this package's node_modules are.
-    cwd: path.dirname(path.dirname(mainPath)),
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // Its own process group: a Ctrl-C meant for the router must not kill the sessions before
-    // the router has shut down in order (the router stops the host itself).
-    detached: true,
-  });
-  const log = options.logger?.child({ component: 'pty-host' });
-  const stderrTail: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (line) => {
-    stderrTail.push(line);
-    if (stderrTail.length > 20) stderrTail.shift();
-    if (log) relayHostLog(log, line);
-    else process.stderr.write(`${line}\n`);
-  });
-  const stdout = createInterface({ input: child.stdout! });
-  const timeoutMs = options.startTimeoutMs ?? 15_000;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const fail = (why: string) => reject(new Error(`pty host ${why}${stderrTail.length ? `; its stderr:\n${stderrTail.join('\n')}` : ''}`));
-      const timer = setTimeout(() => fail(`did not start listening within ${timeoutMs} ms`), timeoutMs);
-      stdout.on('line', (line) => {
-        if (!line.startsWith('pty-host listening ')) return;
-        clearTimeout(timer);
-        resolve();
-      });
-      child.once('error', (err) => {
-        clearTimeout(timer);
-        fail(`could not be started: ${err.message}`);
-      });
-      // 'close' rather than 'exit' so the stderr explaining the death has been read.
-      child.once('close', (code, signal) => {
-        clearTimeout(timer);
-        fail(`exited before listening (code ${code}, signal ${signal})`);
-      });
-    });
-  } catch (err) {
-    await stopChild(child);
-    throw err;
-  }
-  log?.log('info', 'started pty host', { pid: child.pid, socket: socketPath });
-  return child;
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-  try {
-    await exited;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-const LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'] satisfies LogLevel[];
-
-/** Re-logs one of the host's JSON log lines through the router's logger. */
-function relayHostLog(log: Logger, line: string): void {
-  try {
-    const { level, msg, ts: _ts, component: _component, ...fields } = JSON.parse(line) as Record<string, unknown>;
-    if (typeof level === 'string' && LEVELS.includes(level) && typeof msg === 'string') {
-      log.log(level as LogLevel, msg, fields);
-      return;
-    }
-  } catch {
-    // not one of its JSON lines: relayed verbatim below
-  }
-  log.log('warn', line);
 }

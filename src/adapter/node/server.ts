@@ -9,13 +9,13 @@ import { openStore } from '../../../storage/open.ts';
 import { HashedTokenAuthenticator, NO_AUTH, type Authenticator } from '../../auth/authenticator.ts';
 import type { Config } from '../../config.ts';
 import { SessionHub } from '../../hub/hub.ts';
-import { NATIVE_ONLY } from '../../hub/session-host.ts';
+import { sessionHostCaps } from '../../hub/session-host.ts';
 import { newSessionRecord } from '../../hub/session-record.ts';
 import { randomToken, sha256Hex } from '../../ids.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
-import type { Logger, SessionRecord } from '../../ports.ts';
+import type { Logger, PtyHost, SessionRecord } from '../../ports.ts';
 import { jsonLogger } from './logger.ts';
-import { ensurePtyHost } from './pty-host-client.ts';
+import { SupervisedPtyHost } from './supervised-pty-host.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
 
 export interface RunningServer {
@@ -26,12 +26,16 @@ export interface RunningServer {
   devToken: string | null;
   defaultSession: SessionRecord | null;
   hub: SessionHub;
+  /** The pid of the PTY host the router is connected to (null while it is unreachable). */
+  ptyHostPid(): number | null;
   close(): Promise<void>;
 }
 
 export interface StartOptions {
   createDefaultSession?: boolean;
   logger?: Logger;
+  /** Wraps the PtyHost port the hub talks to (a test makes the router slower than its PTYs with it). */
+  decoratePtyHost?: (host: PtyHost) => PtyHost;
 }
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
@@ -41,13 +45,21 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   if (config.databaseUrl.startsWith('file:')) mkdirSync(dirname(resolve(config.databaseUrl.slice('file:'.length))), { recursive: true });
   const store = await openStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, logger });
-  const ptyHandle = await ensurePtyHost({ socketPath: resolve(config.ptySocket), logger }).catch(async (e: unknown) => {
+  const ptyHost = await SupervisedPtyHost.start({ socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel }).catch(async (e: unknown) => {
     await store.close();
     throw e;
   });
-
-  const hub = new SessionHub({ config, store, pty: ptyHandle.host, clock: { now: Date.now }, logger, sessionHost: NATIVE_ONLY });
-  await hub.start();
+  // binding_hello advertises exactly what this host reported it can run.
+  const sessionHost = sessionHostCaps(ptyHost.backends);
+  const pty = opts.decoratePtyHost?.(ptyHost) ?? ptyHost;
+  const hub = new SessionHub({ config, store, pty, clock: { now: Date.now }, logger, sessionHost });
+  try {
+    await hub.start();
+  } catch (e) {
+    await ptyHost.close();
+    await store.close();
+    throw e;
+  }
 
   const keepalive = { pingIntervalMs: config.pingIntervalMs, pongTimeoutMs: config.pongTimeoutMs };
   const app = createApp({
@@ -60,7 +72,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     ready: async () => {
       try {
         await store.lastSequence('healthz');
-        await ptyHandle.host.list();
+        await ptyHost.list();
         return true;
       } catch {
         return false;
@@ -88,7 +100,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   let defaultSession: SessionRecord | null = null;
   if (opts.createDefaultSession) {
     defaultSession = newSessionRecord(
-      { instanceId: config.instanceId, caps: NATIVE_ONLY, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: null, now: Date.now() },
+      { instanceId: config.instanceId, caps: sessionHost, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: null, now: Date.now() },
       { label: 'default' },
     );
     await store.createSession(defaultSession);
@@ -98,15 +110,22 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const close = () =>
     (closing ??= (async () => {
       server.close();
-      await hub.shutdown(ptyHandle.child !== undefined);
+      // A host this router started stops with it, unless it runs multiplexer sessions: those
+      // are meant to outlive the router, so the host stays for the next one (which re-adopts
+      // every session it runs). A host started on its own is never ours to stop.
+      const managed = (await ptyHost.list().catch(() => [])).filter((s) => s.backend !== 'native' && s.pid > 0);
+      const stopHost = ptyHost.startedHost && managed.length === 0;
+      if (ptyHost.startedHost && !stopHost) logger.log('info', 'leaving the PTY host running: it runs multiplexer sessions', { pid: ptyHost.hostPid, sessions: managed.length });
+      await hub.shutdown(stopHost);
       for (const ws of wss.clients) ws.terminate();
       wss.close();
       if ('closeAllConnections' in server) server.closeAllConnections();
       await store.close();
-      await ptyHandle.stop();
+      if (stopHost) await ptyHost.stop();
+      else await ptyHost.close();
     })());
 
-  return { port, origin, devToken, defaultSession, hub, close };
+  return { port, origin, devToken, defaultSession, hub, ptyHostPid: () => ptyHost.hostPid, close };
 }
 
 async function authenticatorFor(config: Config): Promise<{ auth: Authenticator; devToken: string | null }> {
