@@ -193,7 +193,7 @@ export class PtyHostServer {
       backend,
       info: { sessionId, backend: backend.name, pid: attached.pid, cols: attached.cols, rows: attached.rows },
       pty: attached.pty,
-      slaveFd: this.#holdSlave(attached.pty),
+      slaveFd: attached.exited ? undefined : this.#holdSlave(attached.pty),
       reaped: false,
       killed: false,
       attachedAt: Date.now(),
@@ -201,6 +201,7 @@ export class PtyHostServer {
     };
     this.#sessions.set(sessionId, session);
     this.#wire(session);
+    if (attached.exited) void this.#ended(session, attached.exited);
   }
 
   #wire(session: Session): void {
@@ -216,9 +217,12 @@ export class PtyHostServer {
         void this.#ended(session, signal ? { exitCode: null, signal } : { exitCode, signal: null });
       }),
     );
+    // Multiplexer clients start paused (see spawnClient): they read once wired, unless all are paused.
     if (this.#paused) {
       pty.pause();
       this.#startReapPoll();
+    } else {
+      pty.resume();
     }
   }
 
@@ -238,6 +242,7 @@ export class PtyHostServer {
         Object.assign(session.info, { cols: attached.cols, rows: attached.rows });
         session.reattaches++;
         this.#wire(session);
+        if (attached.exited) void this.#ended(session, attached.exited);
         this.#log.log('warn', 'multiplexer client was detached; attached again', { sessionId });
         return;
       } catch (err) {

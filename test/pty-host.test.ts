@@ -5,51 +5,10 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Logger, PtyExit, PtyHost, SpawnSpec } from '../src/ports.ts';
+import type { SpawnSpec } from '../src/ports.ts';
 import { PtyHostClient } from '../src/adapter/node/pty-host-client.ts';
 import { ensurePtyHost, type PtyHostHandle } from '../src/adapter/node/pty-host-process.ts';
-
-const WAIT = { timeout: 8000, interval: 20 };
-
-/** Collects log calls instead of printing them; dump `lines` when debugging a failure. */
-function quietLogger(lines: string[] = []): Logger {
-  return {
-    log: (level, msg, fields) => void lines.push(`${level} ${msg} ${JSON.stringify(fields ?? {})}`),
-    child: () => quietLogger(lines),
-  };
-}
-
-/** Everything a host reports, per session. */
-class Recorder {
-  readonly output = new Map<string, Buffer[]>();
-  readonly exits = new Map<string, PtyExit>();
-  lost: string | undefined;
-
-  constructor(host: PtyHost) {
-    host.subscribe({
-      onData: (id, data) => this.output.set(id, [...(this.output.get(id) ?? []), Buffer.from(data)]),
-      onExit: (id, exit) => this.exits.set(id, exit),
-      onHostLost: (reason) => (this.lost = reason),
-    });
-    host.startEvents();
-  }
-
-  text(id: string): string {
-    return Buffer.concat(this.output.get(id) ?? []).toString('latin1');
-  }
-
-  async exitOf(id: string): Promise<PtyExit> {
-    return vi.waitFor(() => {
-      const exit = this.exits.get(id);
-      if (!exit) throw new Error(`session ${id} has not exited; output so far: ${JSON.stringify(this.text(id))}`);
-      return exit;
-    }, WAIT);
-  }
-
-  async waitForOutput(id: string, pattern: RegExp): Promise<void> {
-    await vi.waitFor(() => expect(this.text(id)).toMatch(pattern), WAIT);
-  }
-}
+import { quietLogger, Recorder, WAIT } from './helpers/pty-host.ts';
 
 function isAlive(pid: number): boolean {
   try {

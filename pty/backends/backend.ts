@@ -2,8 +2,9 @@
 // backends: the multiplexer (on a server-private socket) runs it, and node-pty runs a client
 // attached to it, so the session outlives the host.
 
-import type { IPty } from 'node-pty';
+import { spawn as spawnPty, type IPty } from 'node-pty';
 import type { PtyExit, SpawnSpec } from '../../src/ports.ts';
+import { PtyHostError } from '../protocol.ts';
 
 /** A running session as a backend hands it to the host. */
 export interface Attached {
@@ -13,6 +14,8 @@ export interface Attached {
   pid: number;
   cols: number;
   rows: number;
+  /** The PTY's process already ended while the backend was setting up (the host handles it as an exit). */
+  exited?: PtyExit;
 }
 
 /** A session an earlier host left behind: still running (attached again), or ended meanwhile. */
@@ -35,6 +38,40 @@ export interface Backend {
   /** Sessions found from an earlier host (multiplexers only). */
   recover(): Promise<Recovered[]>;
 }
+
+/**
+ * Starts a multiplexer client on a PTY, paused: what it prints before the host wires it up
+ * waits in the kernel instead of being emitted to nobody.
+ */
+export function spawnClient(file: string, args: string[], options: { cols: number; rows: number; cwd: string; env: Record<string, string> }): IPty {
+  const pty = spawnPty(file, args, { name: CLIENT_TERM, encoding: null, ...options });
+  pty.pause();
+  return pty;
+}
+
+/**
+ * Waits for `found` to return a value while the client lives. Resolves with the value, or with
+ * the client's exit if it ended first; rejects with a PtyHostError (killing the client) on timeout.
+ */
+export async function untilFound<T>(client: IPty, what: string, found: () => Promise<T | undefined> | T | undefined): Promise<{ value: T } | { exited: PtyExit }> {
+  let exited: PtyExit | undefined;
+  const sub = client.onExit(({ exitCode, signal }) => (exited = signal ? { exitCode: null, signal } : { exitCode, signal: null }));
+  try {
+    for (const deadline = Date.now() + CREATE_TIMEOUT_MS; Date.now() < deadline; ) {
+      if (exited) return { exited };
+      const value = await found();
+      if (value !== undefined) return { value };
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+    client.kill('SIGKILL');
+    throw new PtyHostError('spawn_failed', `${what} did not happen within ${CREATE_TIMEOUT_MS} ms`);
+  } finally {
+    sub.dispose();
+  }
+}
+
+const CREATE_TIMEOUT_MS = 5000;
+const POLL_MS = 20;
 
 /** The outer terminal every multiplexer client renders for: what the router's emulator is. */
 export const CLIENT_TERM = 'xterm-256color';

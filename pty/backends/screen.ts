@@ -4,15 +4,14 @@
 
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { spawn as spawnPty, type IPty } from 'node-pty';
+import type { IPty } from 'node-pty';
 import type { PtyExit, SpawnSpec } from '../../src/ports.ts';
 import { childrenOf, endSession, isAlive } from '../process-tree.ts';
 import { PtyHostError } from '../protocol.ts';
-import { CLIENT_TERM, muxSessionName, sessionIdOf, type Attached, type Backend, type Recovered } from './backend.ts';
+import { CLIENT_TERM, muxSessionName, sessionIdOf, spawnClient, untilFound, type Attached, type Backend, type Recovered } from './backend.ts';
 import { run } from './exec.ts';
 import { MAX_SOCKET_PATH, ensurePrivateDir, type MuxPaths } from './paths.ts';
 
-const CREATE_TIMEOUT_MS = 5000;
 const POLL_MS = 20;
 /** How long a server whose client just left may take to go, before we call it detached. */
 const EXIT_WAIT_MS = 1000;
@@ -63,16 +62,18 @@ export class ScreenBackend implements Backend {
     // The creating client stays attached, so the program starts at the right size. The server
     // forks from it and passes its environment to the window: the session's own, with TERM set
     // by -T (the client's TERM is the router's emulator, which screen draws for).
-    const pty = spawnPty(this.#binary, ['-U', '-c', this.#paths.screenRc, '-T', spec.env.TERM ?? CLIENT_TERM, '-S', name, program, ...spec.argv.slice(1)], {
-      name: CLIENT_TERM,
+    const pty = spawnClient(this.#binary, ['-U', '-c', this.#paths.screenRc, '-T', spec.env.TERM ?? CLIENT_TERM, '-S', name, program, ...spec.argv.slice(1)], {
       cols: spec.cols,
       rows: spec.rows,
       cwd: spec.cwd,
       env: { ...spec.env, TERM: CLIENT_TERM, SCREENDIR: this.#paths.screenDir },
-      encoding: null,
     });
-    const pid = await this.#programPid(name, pty);
-    return { pty, pid, cols: spec.cols, rows: spec.rows };
+    const found = await untilFound(pty, `screen creating session ${name}`, () => {
+      const server = this.#server(name);
+      return server ? childrenOf(server)[0] : undefined;
+    });
+    if ('exited' in found) return { pty, pid: pty.pid, cols: spec.cols, rows: spec.rows, exited: found.exited };
+    return { pty, pid: found.value, cols: spec.cols, rows: spec.rows };
   }
 
   /** screen does not keep a window's exit status, so an ended session's is unknown. */
@@ -117,24 +118,6 @@ export class ScreenBackend implements Backend {
     return found;
   }
 
-  async #programPid(name: string, client: IPty): Promise<number> {
-    let exited = false;
-    const sub = client.onExit(() => (exited = true));
-    try {
-      for (const deadline = Date.now() + CREATE_TIMEOUT_MS; Date.now() < deadline && !exited; ) {
-        const server = this.#server(name);
-        const program = server ? childrenOf(server)[0] : undefined;
-        if (program) return program;
-        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      }
-      if (exited) return client.pid;
-      client.kill('SIGKILL');
-      throw new PtyHostError('spawn_failed', `screen did not create session ${name} within ${CREATE_TIMEOUT_MS} ms`);
-    } finally {
-      sub.dispose();
-    }
-  }
-
   /** The window size of a detached session: `-Q info` answers "(x,y)/(cols,rows)+...". */
   async #size(server: number): Promise<{ cols: number; rows: number }> {
     const name = this.#sockets().find((s) => s.server === server)?.name ?? '';
@@ -144,14 +127,7 @@ export class ScreenBackend implements Backend {
   }
 
   #client(args: string[], cols: number, rows: number): IPty {
-    return spawnPty(this.#binary, ['-U', '-c', this.#paths.screenRc, ...args], {
-      name: CLIENT_TERM,
-      cols,
-      rows,
-      cwd: '/',
-      env: { TERM: CLIENT_TERM, SCREENDIR: this.#paths.screenDir },
-      encoding: null,
-    });
+    return spawnClient(this.#binary, ['-U', '-c', this.#paths.screenRc, ...args], { cols, rows, cwd: '/', env: { TERM: CLIENT_TERM, SCREENDIR: this.#paths.screenDir } });
   }
 
   /** The pid of the live server of a session, from its socket `<pid>.<name>`. */

@@ -4,26 +4,28 @@
 
 import { accessSync, constants, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { spawn as spawnPty, type IPty } from 'node-pty';
+import type { IPty } from 'node-pty';
 import type { PtyExit, SpawnSpec } from '../../src/ports.ts';
 import { endSession } from '../process-tree.ts';
 import { PtyHostError } from '../protocol.ts';
-import { CLIENT_TERM, muxSessionName, sessionIdOf, type Attached, type Backend, type Recovered } from './backend.ts';
+import { CLIENT_TERM, muxSessionName, sessionIdOf, spawnClient, untilFound, type Attached, type Backend, type Recovered } from './backend.ts';
 import { run, shQuote, type RunResult } from './exec.ts';
 import { ensurePrivateDir, type MuxPaths } from './paths.ts';
-
-/** How long a new session may take to show up on the server. */
-const CREATE_TIMEOUT_MS = 5000;
-const POLL_MS = 20;
 
 /**
  * The server's config. No status line and no prefix key, so nothing tmux draws or intercepts
  * reaches the shared screen (a client typing C-b d must not detach the host's client). When a
  * program exits its pane stays dead just long enough for the hook to write its exit status
- * next to the socket (`<socket>.exit.<session>`), then the session goes.
+ * next to the socket (`<socket>.exit.<session>`) and end that session: all in a shell whose
+ * output and status are thrown away, because tmux shows a failing hook command on whichever
+ * client is attached (another session's, for one killed meanwhile).
  */
-function config(version: number): string {
-  // version: major * 100 + minor
+function config(binary: string, version: number): string {
+  const hook = [
+    "printf '%s %s' '#{pane_dead_status}' '#{pane_dead_signal}' > #{q:socket_path}.exit.#{session_name} 2>/dev/null",
+    `'${binary}' -S #{q:socket_path} kill-session -t '=#{session_name}' >/dev/null 2>&1`,
+    'exit 0',
+  ].join('; ');
   return [
     '# Written by the pty-ws PTY host at each start: this server runs only pty-ws sessions.',
     'set -g status off',
@@ -34,10 +36,13 @@ function config(version: number): string {
     'set -as terminal-features ",xterm-256color:RGB"',
     'set -g remain-on-exit on',
     ...(version >= 303 ? ['set -g remain-on-exit-format ""'] : []),
-    'set-hook -g pane-died \'run-shell "printf \\"%s %s\\" \\"#{pane_dead_status}\\" \\"#{pane_dead_signal}\\" > #{q:socket_path}.exit.#{session_name}" ; kill-session\'',
+    `set-hook -g pane-died { run-shell -b "${hook}" }`,
     '',
   ].join('\n');
 }
+
+const STATUS_ATTEMPTS = 5;
+const STATUS_POLL_MS = 40;
 
 export class TmuxBackend implements Backend {
   readonly name = 'tmux';
@@ -47,11 +52,14 @@ export class TmuxBackend implements Backend {
   /** Creations one at a time: each sets the server-wide default-shell for its own first pane. */
   #creating: Promise<unknown> = Promise.resolve();
 
+  /** `version` as parseTmuxVersion gives it (major * 100 + minor). */
   constructor(binary: string, paths: MuxPaths, version: number) {
+    // The path goes into the hook's command line inside tmux's own double quotes.
+    if (!/^[\w./+-]+$/.test(binary)) throw new Error(`tmux path ${binary} has characters the pane-died hook cannot quote`);
     this.#binary = binary;
     this.#paths = paths;
     ensurePrivateDir(paths.dir);
-    writeFileSync(paths.tmuxConf, config(version), { mode: 0o600 });
+    writeFileSync(paths.tmuxConf, config(binary, version), { mode: 0o600 });
   }
 
   start(spec: SpawnSpec, program: string): Promise<Attached> {
@@ -66,7 +74,14 @@ export class TmuxBackend implements Backend {
   async ended(sessionId: string): Promise<PtyExit | null> {
     const name = `pw-${sessionId}`;
     if (await this.#exists(name)) return null;
-    return this.#takeExitStatus(name) ?? { exitCode: null, signal: null };
+    // The hook writes the status before it ends the session; give a slow disk a moment anyway.
+    for (let attempt = 0; attempt < STATUS_ATTEMPTS; attempt++) {
+      const exit = this.#takeExitStatus(name);
+      if (exit) return exit;
+      await new Promise((resolve) => setTimeout(resolve, STATUS_POLL_MS));
+    }
+    // Killed by us (kill-session ends the pane without the hook) or by someone outside.
+    return { exitCode: null, signal: null };
   }
 
   async reattach(sessionId: string): Promise<Attached> {
@@ -84,17 +99,19 @@ export class TmuxBackend implements Backend {
 
   async recover(): Promise<Recovered[]> {
     const found: Recovered[] = [];
-    const r = await this.#tmux(['list-sessions', '-F', '#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}']);
+    // tmux prints a tab as `_`, so the fields are split on a character session names cannot hold.
+    const r = await this.#tmux(['list-sessions', '-F', '#{session_name}|#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}']);
     const live = new Set<string>();
     for (const line of r.code === 0 ? r.stdout.split('\n') : []) {
-      const [name = '', dead, status, signal] = line.split('\t');
+      const [name = '', dead, status, signal] = line.split('|');
       const sessionId = sessionIdOf(name);
       if (!sessionId) continue;
       live.add(sessionId);
       if (dead === '1') {
-        // Its program died while the hook could not finish (e.g. the server was busy stopping).
+        // Its program died and the hook has not finished: what it would write is right here.
         await this.#tmux(['kill-session', '-t', `=${name}`]);
         found.push({ sessionId, exit: parseStatus(status ?? '', signal ?? '') });
+        rmSync(`${this.#paths.tmuxSocket}.exit.${name}`, { force: true });
       } else {
         // One that ended in between shows up below through its exit status file.
         const attached = await this.reattach(sessionId).catch(() => undefined);
@@ -125,27 +142,14 @@ export class TmuxBackend implements Backend {
       spec.cols,
       spec.rows,
     );
-    const pid = await this.#panePid(name, pty);
-    return { pty, pid, cols: spec.cols, rows: spec.rows };
-  }
-
-  /** The program's pid once the session exists; the client's own if the session was over before we looked. */
-  async #panePid(name: string, client: IPty): Promise<number> {
-    let exited = false;
-    const sub = client.onExit(() => (exited = true));
-    try {
-      for (const deadline = Date.now() + CREATE_TIMEOUT_MS; Date.now() < deadline && !exited; ) {
-        const r = await this.#tmux(['display-message', '-p', '-t', `=${name}:`, '#{pane_pid}']);
-        const pid = Number(r.stdout.trim());
-        if (r.code === 0 && pid > 0) return pid;
-        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      }
-      if (exited) return client.pid;
-      client.kill('SIGKILL');
-      throw new PtyHostError('spawn_failed', `tmux did not create session ${name} within ${CREATE_TIMEOUT_MS} ms`);
-    } finally {
-      sub.dispose();
-    }
+    const panePid = await untilFound(pty, `tmux creating session ${name}`, async () => {
+      const r = await this.#tmux(['display-message', '-p', '-t', `=${name}:`, '#{pane_pid}']);
+      const pid = Number(r.stdout.trim());
+      return r.code === 0 && pid > 0 ? pid : undefined;
+    });
+    // A program that ended before we looked has left its status for ended() to find.
+    if ('exited' in panePid) return { pty, pid: pty.pid, cols: spec.cols, rows: spec.rows, exited: panePid.exited };
+    return { pty, pid: panePid.value, cols: spec.cols, rows: spec.rows };
   }
 
   #attach(name: string, cols: number, rows: number): IPty {
@@ -158,14 +162,7 @@ export class TmuxBackend implements Backend {
    * environment is therefore empty: sessions get exactly their own variables through `-e`.
    */
   #client(args: string[], cols: number, rows: number): IPty {
-    return spawnPty(this.#binary, ['-u', '-S', this.#paths.tmuxSocket, '-f', this.#paths.tmuxConf, ...args], {
-      name: CLIENT_TERM,
-      cols,
-      rows,
-      cwd: '/',
-      env: { TERM: CLIENT_TERM },
-      encoding: null,
-    });
+    return spawnClient(this.#binary, ['-u', '-S', this.#paths.tmuxSocket, '-f', this.#paths.tmuxConf, ...args], { cols, rows, cwd: '/', env: { TERM: CLIENT_TERM } });
   }
 
   async #exists(name: string): Promise<boolean> {
@@ -186,7 +183,8 @@ export class TmuxBackend implements Backend {
       return undefined;
     }
     rmSync(file, { force: true });
-    const [status = '', signal = ''] = text.trim().split(' ');
+    // "<status> <signal>", either of them empty.
+    const [status = '', signal = ''] = text.split(' ');
     return parseStatus(status, signal);
   }
 }
