@@ -287,7 +287,7 @@ export class PtyHostServer {
     batch.chunks.push(chunk);
     batch.bytes += chunk.byteLength;
     if (batch.bytes >= MAX_BATCH_BYTES) this.#flushBatch(sessionId);
-    else this.#batchFlush ??= setTimeout(this.#guard('output flush', () => this.#flushBatches()), BATCH_MS);
+    else if (this.#batchFlush === undefined) this.#batchFlush = setTimeout(this.#guard('output flush', () => this.#flushBatches()), BATCH_MS);
   }
 
   #flushBatches(): void {
