@@ -1,7 +1,6 @@
-// The PTY host: owns the sessions (keyed by session id, each run by a backend), serves any
-// number of router connections, and never drops output: session events go to every
-// connection that asked for them (`events`), are held while none has, and every PTY is
-// paused while nobody receives or some receiver's socket is full.
+// The PTY host: owns the sessions (keyed by session id, each run by a backend) and serves any
+// number of router connections. Their events travel through an EventStream, which never
+// drops one and says when every PTY must pause.
 
 import { closeSync, constants as fsConstants, openSync } from 'node:fs';
 import type { Socket } from 'node:net';
@@ -10,19 +9,13 @@ import type { IPty } from 'node-pty';
 import type { Logger, PtyExit, PtySessionInfo, SpawnSpec } from '../src/ports.ts';
 import type { Attached, Backend } from './backends/backend.ts';
 import { Connection } from './connection.ts';
+import { EventStream } from './event-stream.ts';
 import { preflight, sizeProblem } from './preflight.ts';
 import { isAlive, signalSession } from './process-tree.ts';
 import { PROTOCOL_VERSION, PtyHostError, encodeFrame, type HostMessage, type Request } from './protocol.ts';
 
 /** How often a paused host looks for sessions whose process is gone (see #resumeReaped). */
 const REAP_POLL_MS = 20;
-/**
- * A PTY is read 4 KiB at a time. What a session prints within BATCH_MS goes out as one `data`
- * message of up to MAX_BATCH_BYTES: a stream of output becomes a few large frames for the
- * router to number, log and send instead of thousands of small ones, for 2 ms of latency.
- */
-const BATCH_MS = 2;
-const MAX_BATCH_BYTES = 64 * 1024;
 /** A multiplexer client that keeps getting detached is attached again at most this often in a row. */
 const MAX_QUICK_REATTACHES = 3;
 const QUICK_REATTACH_MS = 10_000;
@@ -49,25 +42,14 @@ export class PtyHostServer {
   /** Ids whose spawn is between the duplicate check and the fork. */
   readonly #starting = new Set<string>();
   readonly #connections = new Set<Connection>();
-  /** Connections that asked for session events. */
-  readonly #subscribers = new Set<Connection>();
-  /** Subscribers whose socket buffer is full. */
-  readonly #congested = new Set<Connection>();
-  /** Encoded session events produced while there was no subscriber, oldest first. */
-  readonly #held: Uint8Array[] = [];
-  /** Sessions whose exit is among the held events: `list` still names them. */
-  readonly #unreported = new Map<string, PtySessionInfo>();
-  /** No subscriber, or one that is not keeping up: every PTY is paused. */
-  #paused = true;
-  /** Output read this turn, per session, not sent yet (see MAX_BATCH_BYTES). */
-  readonly #batches = new Map<string, { chunks: Buffer[]; bytes: number }>();
-  #batchFlush: ReturnType<typeof setTimeout> | undefined;
+  readonly #events: EventStream;
   #reapPoll: ReturnType<typeof setInterval> | undefined;
   #nextConnectionId = 1;
 
   constructor(log: Logger, backends: readonly Backend[]) {
     this.#log = log;
     this.#backends = new Map(backends.map((b) => [b.name, b]));
+    this.#events = new EventStream(log, (paused) => this.#setPaused(paused));
   }
 
   get backendNames(): string[] {
@@ -87,7 +69,7 @@ export class PtyHostServer {
           this.#log.log('info', 'session re-attached', { sessionId: found.sessionId, backend: backend.name, pid: found.attached.pid });
         } else {
           this.#log.log('info', 'session ended while no host ran', { sessionId: found.sessionId, backend: backend.name, ...found.exit });
-          this.#reportExit({ sessionId: found.sessionId, backend: backend.name, pid: 0, cols: 0, rows: 0 }, found.exit);
+          this.#events.exit({ sessionId: found.sessionId, backend: backend.name, pid: 0, cols: 0, rows: 0 }, found.exit);
         }
       }
     }
@@ -96,16 +78,10 @@ export class PtyHostServer {
   accept(socket: Socket): void {
     const conn = new Connection(socket, this.#log.child({ conn: this.#nextConnectionId++ }), {
       onRequest: (c, req) => this.#handle(c, req),
-      onCongestion: (c, congested) => {
-        if (congested) this.#congested.add(c);
-        else this.#congested.delete(c);
-        this.#updateFlow();
-      },
+      onCongestion: (c, congested) => this.#events.congestion(c, congested),
       onClose: (c) => {
         this.#connections.delete(c);
-        this.#subscribers.delete(c);
-        this.#congested.delete(c);
-        this.#updateFlow();
+        this.#events.closed(c);
         c.log.log('info', 'connection closed');
       },
     });
@@ -124,6 +100,7 @@ export class PtyHostServer {
       else signalSession(session.info.pid, 'SIGHUP');
     }
     for (const conn of this.#connections) conn.drop('host shutting down');
+    this.#events.stop();
     this.#stopReapPoll();
   }
 
@@ -133,10 +110,10 @@ export class PtyHostServer {
         void this.#spawn(conn, req.rid, req.spec);
         return;
       case 'list':
-        conn.send(encodeFrame({ t: 'listed', rid: req.rid, sessions: [...[...this.#sessions.values()].map((s) => ({ ...s.info })), ...this.#unreported.values()] }));
+        conn.send(encodeFrame({ t: 'listed', rid: req.rid, sessions: [...[...this.#sessions.values()].map((s) => ({ ...s.info })), ...this.#events.unreported] }));
         return;
       case 'events':
-        this.#subscribe(conn);
+        this.#events.subscribe(conn);
         return;
       case 'write':
         this.#session(conn, req.sessionId, 'write')?.pty.write(Buffer.from(req.data.buffer, req.data.byteOffset, req.data.byteLength));
@@ -157,14 +134,6 @@ export class PtyHostServer {
     return session;
   }
 
-  #subscribe(conn: Connection): void {
-    if (this.#subscribers.has(conn)) return;
-    this.#subscribers.add(conn);
-    for (const frame of this.#held.splice(0)) conn.send(frame);
-    this.#unreported.clear();
-    this.#updateFlow();
-  }
-
   async #spawn(conn: Connection, rid: number, spec: SpawnSpec): Promise<void> {
     let reply: HostMessage;
     try {
@@ -183,7 +152,7 @@ export class PtyHostServer {
     if (!backend) {
       throw new PtyHostError('backend_unavailable', `backend "${spec.backend}" is not available on this PTY host (it runs: ${this.backendNames.join(', ')})`);
     }
-    if (this.#sessions.has(sessionId) || this.#starting.has(sessionId) || this.#unreported.has(sessionId)) {
+    if (this.#sessions.has(sessionId) || this.#starting.has(sessionId) || this.#events.isUnreported(sessionId)) {
       throw new PtyHostError('exists', `session ${sessionId} already exists`);
     }
     this.#starting.add(sessionId);
@@ -219,7 +188,7 @@ export class PtyHostServer {
     const { sessionId } = session.info;
     const current = () => this.#sessions.get(sessionId) === session && session.pty === pty;
     // With `encoding: null` node-pty emits Buffers, whatever its typings say.
-    pty.onData(this.#guard('data', (chunk) => current() && this.#output(sessionId, chunk as unknown as Buffer)));
+    pty.onData(this.#guard('data', (chunk) => current() && this.#events.output(sessionId, chunk as unknown as Buffer)));
     pty.onExit(
       this.#guard('exit', ({ exitCode, signal }) => {
         if (!current()) return;
@@ -228,7 +197,7 @@ export class PtyHostServer {
       }),
     );
     // Multiplexer clients start paused (see spawnClient): they read once wired, unless all are paused.
-    if (this.#paused) {
+    if (this.#events.paused) {
       pty.pause();
       this.#startReapPoll();
     } else {
@@ -267,40 +236,12 @@ export class PtyHostServer {
     if (this.#sessions.get(sessionId) !== session) return;
     this.#sessions.delete(sessionId);
     this.#log.log('info', 'session exited', { sessionId, ...exit });
-    this.#reportExit(session.info, exit);
+    this.#events.exit(session.info, exit);
   }
 
   #mayReattach(session: Session): boolean {
     if (Date.now() - session.attachedAt > QUICK_REATTACH_MS) session.reattaches = 0;
     return session.reattaches < MAX_QUICK_REATTACHES;
-  }
-
-  #reportExit(info: PtySessionInfo, exit: PtyExit): void {
-    this.#flushBatch(info.sessionId);
-    if (this.#subscribers.size === 0) this.#unreported.set(info.sessionId, { ...info });
-    this.#emit({ t: 'exit', sessionId: info.sessionId, ...exit });
-  }
-
-  #output(sessionId: string, chunk: Buffer): void {
-    let batch = this.#batches.get(sessionId);
-    if (!batch) this.#batches.set(sessionId, (batch = { chunks: [], bytes: 0 }));
-    batch.chunks.push(chunk);
-    batch.bytes += chunk.byteLength;
-    if (batch.bytes >= MAX_BATCH_BYTES) this.#flushBatch(sessionId);
-    else if (this.#batchFlush === undefined) this.#batchFlush = setTimeout(this.#guard('output flush', () => this.#flushBatches()), BATCH_MS);
-  }
-
-  #flushBatches(): void {
-    this.#batchFlush = undefined;
-    for (const sessionId of [...this.#batches.keys()]) this.#flushBatch(sessionId);
-  }
-
-  #flushBatch(sessionId: string): void {
-    const batch = this.#batches.get(sessionId);
-    if (!batch) return;
-    this.#batches.delete(sessionId);
-    const data = batch.chunks.length === 1 ? batch.chunks[0]! : Buffer.concat(batch.chunks, batch.bytes);
-    this.#emit({ t: 'data', sessionId, data });
   }
 
   /**
@@ -356,20 +297,8 @@ export class PtyHostServer {
     });
   }
 
-  #emit(msg: HostMessage): void {
-    const frame = encodeFrame(msg);
-    if (this.#subscribers.size === 0) {
-      this.#held.push(frame);
-      return;
-    }
-    for (const conn of this.#subscribers) conn.send(frame);
-  }
-
-  #updateFlow(): void {
-    const paused = this.#subscribers.size === 0 || this.#congested.size > 0;
-    if (paused === this.#paused) return;
-    this.#paused = paused;
-    this.#log.log('debug', paused ? 'output paused' : 'output resumed', { subscribers: this.#subscribers.size, congested: this.#congested.size });
+  /** The EventStream's verdict: every PTY pauses, or reads again. */
+  #setPaused(paused: boolean): void {
     for (const session of this.#sessions.values()) {
       if (!paused) session.pty.resume();
       else if (!session.reaped) session.pty.pause();

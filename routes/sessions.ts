@@ -31,6 +31,8 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     cwd: r.cwd,
     terminal_size: { cols: r.cols, rows: r.rows },
     state: r.state,
+    // A running session's process cannot be vouched for while the PTY host is unreachable.
+    ...(r.state === 'running' && !hub.ptyHostReachable ? { pty_host: 'unreachable' } : {}),
     created_at: r.createdAt,
     closed_at: r.closedAt,
     exit_code: r.exitCode,
@@ -61,9 +63,9 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     const rec = await store.getSession(config.instanceId, c.req.param('session_id'));
     if (!rec) return c.json(restError('not_found', `unknown session ${c.req.param('session_id')}`), 404);
     const live = await hub.session(rec.id);
+    const state = live?.state ?? rec.state;
     return c.json({
-      ...describe(c, rec),
-      state: live?.state ?? rec.state,
+      ...describe(c, { ...rec, state }),
       current_sequence: live?.currentSequence ?? (await store.lastSequence(rec.id)),
       membership: live?.membership() ?? { controllers: [], observers: [] },
     });

@@ -152,6 +152,8 @@ describe('PTY host restart', () => {
       const err = await c.waitForFrame((f) => f.op === 'Error', 'the host-loss Error');
       expect(err.payload).toMatchObject({ code: 'INTERNAL', message: expect.stringContaining('PTY host') });
     }
+    // Until a host is back (starting one takes a while), REST does not vouch for the process.
+    expect(await rest.get(tmux.session_id)).toMatchObject({ state: 'running', pty_host: 'unreachable' });
     const closed = await n.c.waitForFrame((f) => f.payload.kind === 'Closed', 'Closed for the native session', 20_000);
     expect(closed.payload).toMatchObject({ reason: 'error', detail: expect.stringContaining('PTY host') });
     await n.c.waitForClose();
@@ -164,6 +166,7 @@ describe('PTY host restart', () => {
       expect(t.c.output()).toContain('after-42');
     }, { timeout: 20_000, interval: 1000 });
     expect(t.c.closed).toBeNull();
+    expect(await rest.get(tmux.session_id)).not.toHaveProperty('pty_host');
     expect(await rest.get(tmux.session_id)).toMatchObject({ state: 'running' });
     expect(await rest.get(native.session_id)).toMatchObject({ state: 'closed', close_reason: 'error' });
     const seqs = t.c.frames().filter((f) => f.payload.kind === 'Output').map((f) => f.sequence);

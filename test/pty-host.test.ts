@@ -314,6 +314,54 @@ describe('pty host lifecycle', () => {
     expect(await second.host.list()).toEqual([]);
   });
 
+  it('holds output while no connection receives events, with the PTY paused, and delivers it all later', async () => {
+    const socketPath = path.join(dir, 'held.sock');
+    const h = await start(socketPath);
+    // This connection never asks for events: nobody receives what the session prints.
+    const { pid } = await h.host.spawn({
+      sessionId: 'held',
+      backend: 'native',
+      argv: ['/bin/sh', '-c', 'head -c 2000000 /dev/zero | tr "\\0" x; echo; echo held-done'],
+      cwd: dir,
+      env: { PATH: '/usr/bin:/bin' },
+      cols: 80,
+      rows: 24,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Paused: the program is stuck writing to its terminal instead of finishing.
+    expect(isAlive(pid)).toBe(true);
+    const late = await PtyHostClient.connect(socketPath);
+    try {
+      const rec = new Recorder(late);
+      expect(await rec.exitOf('held')).toEqual({ exitCode: 0, signal: null });
+      expect(rec.text('held')).toBe(`${'x'.repeat(2_000_000)}\r\nheld-done\r\n`);
+    } finally {
+      await late.close();
+    }
+  });
+
+  it('an exit nobody heard stays listed until a connection receives it', async () => {
+    const socketPath = path.join(dir, 'unheard.sock');
+    const h = await start(socketPath);
+    await h.host.spawn({ sessionId: 'quick', backend: 'native', argv: ['/bin/sh', '-c', 'echo quick-$((6*7))'], cwd: dir, env: { PATH: '/usr/bin:/bin' }, cols: 80, rows: 24 });
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect((await h.host.list()).map((i) => i.sessionId)).toEqual(['quick']);
+    const rec = new Recorder(h.host);
+    expect(await rec.exitOf('quick')).toEqual({ exitCode: 0, signal: null });
+    expect(rec.text('quick')).toBe('quick-42\r\n');
+    expect(await h.host.list()).toEqual([]);
+  });
+
+  it('refuses a backend it does not run, and keeps serving', async () => {
+    const h = await start(path.join(dir, 'backend.sock'));
+    expect(h.host.backends).toContain('native');
+    await expect(h.host.spawn({ sessionId: 'z', backend: 'zellij', argv: ['/bin/sh'], cwd: dir, env: {}, cols: 80, rows: 24 })).rejects.toMatchObject({
+      code: 'backend_unavailable',
+      message: expect.stringContaining('zellij'),
+    });
+    expect(await h.host.list()).toEqual([]);
+  });
+
   it('explains why a host could not start', async () => {
     const blocker = path.join(dir, 'not-a-socket');
     await writeFile(blocker, 'precious');

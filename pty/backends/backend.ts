@@ -6,6 +6,10 @@ import { spawn as spawnPty, type IPty } from 'node-pty';
 import type { PtyExit, SpawnSpec } from '../../src/ports.ts';
 import { PtyHostError } from '../protocol.ts';
 
+/** How long a multiplexer may take to show a new session, and how often we look. */
+const CREATE_TIMEOUT_MS = 5000;
+const POLL_MS = 20;
+
 /** A running session as a backend hands it to the host. */
 export interface Attached {
   /** What the host reads and writes: the program (native) or a multiplexer client attached to it. */
@@ -69,9 +73,6 @@ export async function untilFound<T>(client: IPty, what: string, found: () => Pro
     sub.dispose();
   }
 }
-
-const CREATE_TIMEOUT_MS = 5000;
-const POLL_MS = 20;
 
 /** The outer terminal every multiplexer client renders for: what the router's emulator is. */
 export const CLIENT_TERM = 'xterm-256color';

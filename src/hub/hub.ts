@@ -21,6 +21,7 @@ export class SessionHub {
   private unsubscribe: (() => void) | null = null;
   /** Running while the PTY host is unreachable: when it fires, its sessions are given up. */
   private giveUpTimer: ReturnType<typeof setTimeout> | null = null;
+  private hostReachable = true;
 
   constructor(readonly deps: HubDeps) {
     this.backlog = new OutputBacklog(BACKLOG_HIGH_BYTES, BACKLOG_LOW_BYTES, (paused) => {
@@ -117,7 +118,13 @@ export class SessionHub {
     }
   }
 
+  /** False between losing the PTY host and re-adopting what a host runs again. */
+  get ptyHostReachable(): boolean {
+    return this.hostReachable;
+  }
+
   private hostLost(reason: string): void {
+    this.hostReachable = false;
     this.deps.logger.log('error', 'PTY host connection lost', { reason });
     const message = `the PTY host connection was lost (${reason}); reconnecting`;
     for (const s of this.live.values()) s.hostLost(message);
@@ -133,6 +140,7 @@ export class SessionHub {
     try {
       await this.adopt('the PTY host was lost, and the process with it');
       this.deps.pty.startEvents();
+      this.hostReachable = true;
     } catch (e) {
       // The host went away again: onHostLost follows and the next restore tries again.
       this.deps.logger.log('error', 'could not re-adopt the PTY host sessions', { error: String(e) });

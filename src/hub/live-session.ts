@@ -250,7 +250,10 @@ export class LiveSession {
   kill(): void {
     if (this.record.state !== 'running') return;
     this.killedOnPurpose = true;
-    this.deps.pty.kill(this.id, 'SIGHUP');
+    // With the host unreachable the kill cannot be delivered: the session ends here, and a
+    // host that comes back still running it is told to kill it (see SessionHub.adopt).
+    if (this.hostDown) this.end('killed', null, 'deleted while the PTY host was unreachable');
+    else this.deps.pty.kill(this.id, 'SIGHUP');
   }
 
   detach(member: Member): void {

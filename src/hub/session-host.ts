@@ -9,8 +9,6 @@ export interface SessionHostCaps {
   defaultBackend: string;
 }
 
-export const NATIVE_ONLY: SessionHostCaps = { backends: { native: 'direct' }, defaultBackend: 'native' };
-
 /** The class each backend runs as (pty-ws-v1 §5.1.1): native is direct, multiplexers are managed. */
 const BACKEND_CLASS: Record<string, string> = { native: 'direct', tmux: 'managed', screen: 'managed', zellij: 'managed' };
 

@@ -13,8 +13,6 @@ import {
   type Request,
 } from '../../../pty/protocol.ts';
 
-export { PtyHostError };
-
 export interface PtyHostClientOptions {
   /** How long connecting and the host's greeting may take. Default 5 s. */
   timeoutMs?: number;
