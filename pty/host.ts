@@ -92,9 +92,10 @@ export class PtyHostServer {
 
   /**
    * Hangs up every native session and drops every connection. Multiplexer sessions live on:
-   * only their clients go, and the next host attaches again.
+   * only their clients go, and the next host attaches again. A multiplexer left with no
+   * session is stopped.
    */
-  shutdown(): void {
+  async shutdown(): Promise<void> {
     for (const session of this.#sessions.values()) {
       if (session.backend.survivesHost) session.pty.kill('SIGHUP');
       else signalSession(session.info.pid, 'SIGHUP');
@@ -102,6 +103,9 @@ export class PtyHostServer {
     for (const conn of this.#connections) conn.drop('host shutting down');
     this.#events.stop();
     this.#stopReapPoll();
+    for (const backend of this.#backends.values()) {
+      await backend.stopIfIdle?.().catch((err: unknown) => this.#log.log('warn', `could not stop the idle ${backend.name} server`, { err }));
+    }
   }
 
   #handle(conn: Connection, req: Request): void {

@@ -45,10 +45,10 @@ async function main(log: Logger): Promise<void> {
   process.stdout.write(`pty-host listening ${socketPath}\n`);
   log.log('info', 'listening', { socket: socketPath });
 
-  const shutdown = (signal: NodeJS.Signals) => {
+  const shutdown = async (signal: NodeJS.Signals) => {
     log.log('info', 'shutting down', { signal, sessions: host.sessionCount });
-    host.shutdown();
     server.close();
+    await host.shutdown();
     // libuv usually unlinks a closed pipe server's path already; `force` tolerates that.
     try {
       rmSync(socketPath, { force: true });
@@ -57,8 +57,8 @@ async function main(log: Logger): Promise<void> {
     }
     process.exit(0);
   };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', (signal) => void shutdown(signal));
+  process.once('SIGINT', (signal) => void shutdown(signal));
 }
 
 /** Removes a socket file left by a host that died, refusing to touch a live one or a non-socket. */

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
+import { until } from './helpers/wait.ts';
 
 const BIN = new URL('../bin/pty-ws.js', import.meta.url).pathname;
 let child: ChildProcess | null = null;
@@ -24,16 +25,6 @@ function run(args: string[], env: Record<string, string> = {}): { proc: ChildPro
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const exit = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   return { proc, stdout: () => out, stderr: () => err, exit };
-}
-
-async function until<T>(f: () => T | undefined | null, what: string, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('pty-ws start', () => {

@@ -5,14 +5,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { muxPaths } from '../pty/backends/paths.ts';
 import { sessionMembers } from '../pty/process-tree.ts';
-import type { PtyHostClient } from '../src/adapter/node/pty-host-client.ts';
 import { ensurePtyHost, type PtyHostHandle } from '../src/adapter/node/pty-host-process.ts';
 import type { SpawnSpec } from '../src/ports.ts';
 import { expectNoneLeft, killMultiplexers } from './helpers/processes.ts';
-import { quietLogger, Recorder, WAIT } from './helpers/pty-host.ts';
+import { quietLogger, Recorder, useHost, WAIT } from './helpers/pty-host.ts';
 
 const MANAGED = ['tmux', 'screen'] as const;
 
@@ -21,46 +20,22 @@ function spec(dir: string, backend: string, argv: string[], overrides: Partial<S
 }
 
 describe.each(MANAGED)('%s/managed on the PTY host', (backend) => {
-  let dir: string;
-  let socketPath: string;
-  let handle: PtyHostHandle;
-  let host: PtyHostClient;
-  let rec: Recorder;
-  const started: string[] = [];
-
-  beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), `pty-ws-${backend}-`));
-    socketPath = path.join(dir, 'host.sock');
-    handle = await ensurePtyHost({ socketPath, logger: quietLogger() });
-    host = handle.host;
-    rec = new Recorder(host);
-  });
-
-  afterEach(() => {
-    for (const id of started.splice(0)) host.kill(id, 'SIGKILL');
-  });
-
-  afterAll(async () => {
-    await handle?.stop();
-    await killMultiplexers(socketPath);
-    await expectNoneLeft(dir);
-    await rm(dir, { recursive: true, force: true });
-  });
+  const h = useHost(`pty-ws-${backend}-`);
 
   async function start(argv: string[], overrides: Partial<SpawnSpec> = {}): Promise<SpawnSpec & { pid: number }> {
-    const s = spec(dir, backend, argv, overrides);
-    started.push(s.sessionId);
-    const { pid } = await host.spawn(s);
+    const s = spec(h.dir, backend, argv, overrides);
+    h.started.push(s.sessionId);
+    const { pid } = await h.host.spawn(s);
     return { ...s, pid };
   }
 
   it('is offered by the host, and zellij is never claimed', () => {
-    expect(host.backends).toContain(backend);
-    expect(host.backends).not.toContain('zellij');
+    expect(h.host.backends).toContain(backend);
+    expect(h.host.backends).not.toContain('zellij');
   });
 
   it('runs argv exactly in the cwd with the env and size asked for, on a private server', async () => {
-    const cwd = path.join(dir, 'a dir');
+    const cwd = path.join(h.dir, 'a dir');
     await mkdir(cwd, { recursive: true });
     const s = await start(['/bin/sh', '-c', 'printf "[%s|%s|%s|%s|%s]\\n" "$FOO" "$TERM" "$(pwd)" "$(stty size)" "$1"; env > env.txt; sleep 30', 'sh', 'one arg'], {
       cwd,
@@ -68,8 +43,8 @@ describe.each(MANAGED)('%s/managed on the PTY host', (backend) => {
       cols: 100,
       rows: 30,
     });
-    await rec.waitForOutput(s.sessionId, new RegExp(`\\[a b  c\\|xterm-256color\\|${cwd}\\|30 100\\|one arg\\]`));
-    expect((await host.list()).find((i) => i.sessionId === s.sessionId)).toMatchObject({ backend, pid: s.pid, cols: 100, rows: 30 });
+    await h.rec.waitForOutput(s.sessionId, new RegExp(`\\[a b  c\\|xterm-256color\\|${cwd}\\|30 100\\|one arg\\]`));
+    expect((await h.host.list()).find((i) => i.sessionId === s.sessionId)).toMatchObject({ backend, pid: s.pid, cols: 100, rows: 30 });
     // The program itself leads the session of its terminal: the pid reported is the program's.
     expect(sessionMembers(s.pid)).toContain(s.pid);
     // Nothing of the router's or the host's environment: the session's own plus what the multiplexer adds.
@@ -82,55 +57,55 @@ describe.each(MANAGED)('%s/managed on the PTY host', (backend) => {
     const added = backend === 'tmux' ? ['TMUX', 'TMUX_PANE', 'TERM_PROGRAM', 'TERM_PROGRAM_VERSION', 'SHELL'] : ['STY', 'WINDOW', 'TERMCAP', 'SHELL'];
     expect(names.filter((n) => !['FOO', 'PATH', 'TERM', 'PWD', ...added].includes(n))).toEqual([]);
     // The user's default server is not touched: the session is on the host's private one.
-    expect(existsSync(muxPaths(socketPath).dir)).toBe(true);
+    expect(existsSync(muxPaths(h.socketPath).dir)).toBe(true);
   });
 
   it('runs a one-word argv as that program, without a shell reading it', async () => {
-    const prog = path.join(dir, 'my prog;$(echo no)');
+    const prog = path.join(h.dir, 'my prog;$(echo no)');
     await writeFile(prog, '#!/bin/sh\necho "ran:$0:$#"\nsleep 30\n', { mode: 0o755 });
     const s = await start([prog]);
-    await rec.waitForOutput(s.sessionId, /ran:.*my prog;\$\(echo no\):0/);
+    await h.rec.waitForOutput(s.sessionId, /ran:.*my prog;\$\(echo no\):0/);
   });
 
   it('passes typed input through (no prefix or command key) and resizes', async () => {
     const s = await start(['/bin/sh']);
-    await rec.waitForOutput(s.sessionId, /ready\$/);
+    await h.rec.waitForOutput(s.sessionId, /ready\$/);
     // C-b d (tmux) and C-a d (screen) would detach a client with the default bindings.
-    host.write(s.sessionId, new TextEncoder().encode('\u0002d\u0001d'));
-    host.write(s.sessionId, new TextEncoder().encode('\u0015echo typed-$((6*7))\r'));
-    await rec.waitForOutput(s.sessionId, /typed-42/);
-    host.resize(s.sessionId, 90, 20);
+    h.host.write(s.sessionId, new TextEncoder().encode('\u0002d\u0001d'));
+    h.host.write(s.sessionId, new TextEncoder().encode('\u0015echo typed-$((6*7))\r'));
+    await h.rec.waitForOutput(s.sessionId, /typed-42/);
+    h.host.resize(s.sessionId, 90, 20);
     // The multiplexer passes the new size on to the program a moment later.
     await vi.waitFor(() => {
-      host.write(s.sessionId, new TextEncoder().encode('stty size\r'));
-      expect(rec.text(s.sessionId)).toMatch(/20 90/);
+      h.host.write(s.sessionId, new TextEncoder().encode('stty size\r'));
+      expect(h.rec.text(s.sessionId)).toMatch(/20 90/);
     }, { timeout: 8000, interval: 300 });
-    expect((await host.list()).find((i) => i.sessionId === s.sessionId)).toMatchObject({ cols: 90, rows: 20 });
+    expect((await h.host.list()).find((i) => i.sessionId === s.sessionId)).toMatchObject({ cols: 90, rows: 20 });
   });
 
   it('reports how the program ended', async () => {
     const s = await start(['/bin/sh', '-c', 'echo bye; exit 7']);
     // tmux keeps the status (its pane-died hook writes it down); screen does not keep one.
-    expect(await rec.exitOf(s.sessionId)).toEqual(backend === 'tmux' ? { exitCode: 7, signal: null } : { exitCode: null, signal: null });
-    expect((await host.list()).map((i) => i.sessionId)).not.toContain(s.sessionId);
+    expect(await h.rec.exitOf(s.sessionId)).toEqual(backend === 'tmux' ? { exitCode: 7, signal: null } : { exitCode: null, signal: null });
+    expect((await h.host.list()).map((i) => i.sessionId)).not.toContain(s.sessionId);
   });
 
   it('kill ends every process of the session, even those ignoring SIGHUP, and the multiplexer session', async () => {
     const s = await start(['/bin/sh', '-c', 'trap "" HUP; sleep 1000 & sleep 1001 & echo started; wait']);
-    await rec.waitForOutput(s.sessionId, /started/);
+    await h.rec.waitForOutput(s.sessionId, /started/);
     await vi.waitFor(() => expect(sessionMembers(s.pid).length).toBeGreaterThanOrEqual(3), WAIT);
-    host.kill(s.sessionId);
-    await rec.exitOf(s.sessionId);
+    h.host.kill(s.sessionId);
+    await h.rec.exitOf(s.sessionId);
     await vi.waitFor(() => expect(sessionMembers(s.pid)).toEqual([]), WAIT);
-    expect((await host.list()).map((i) => i.sessionId)).not.toContain(s.sessionId);
+    expect((await h.host.list()).map((i) => i.sessionId)).not.toContain(s.sessionId);
   });
 
   it('refuses a missing program or cwd with a clear error and keeps serving', async () => {
-    await expect(host.spawn(spec(dir, backend, ['no-such-program-here']))).rejects.toMatchObject({ code: 'not_found', message: expect.stringContaining('no-such-program-here') });
-    await expect(host.spawn(spec(dir, backend, ['/bin/sh'], { cwd: path.join(dir, 'missing') }))).rejects.toMatchObject({ code: 'bad_cwd' });
-    await expect(host.spawn(spec(dir, backend, ['/bin/sh'], { sessionId: 'bad.id:here' }))).rejects.toMatchObject({ code: 'spawn_failed' });
+    await expect(h.host.spawn(spec(h.dir, backend, ['no-such-program-here']))).rejects.toMatchObject({ code: 'not_found', message: expect.stringContaining('no-such-program-here') });
+    await expect(h.host.spawn(spec(h.dir, backend, ['/bin/sh'], { cwd: path.join(h.dir, 'missing') }))).rejects.toMatchObject({ code: 'bad_cwd' });
+    await expect(h.host.spawn(spec(h.dir, backend, ['/bin/sh'], { sessionId: 'bad.id:here' }))).rejects.toMatchObject({ code: 'spawn_failed' });
     const s = await start(['/bin/sh', '-c', 'echo still-serving; sleep 30']);
-    await rec.waitForOutput(s.sessionId, /still-serving/);
+    await h.rec.waitForOutput(s.sessionId, /still-serving/);
   });
 });
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
+import { until } from './helpers/wait.ts';
 import { expectNoneLeft, killMultiplexers } from './helpers/processes.ts';
 import { Rest } from './helpers/rest.ts';
 
@@ -42,16 +43,6 @@ function run(args: string[]): Proc {
   const p = { proc, out: () => out, exit: new Promise((resolve) => proc.once('exit', resolve)) };
   procs.push(p);
   return p;
-}
-
-async function until<T>(f: () => T | undefined | null, what: string, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function startHost(): Promise<Proc> {

@@ -41,6 +41,8 @@ export interface Backend {
   kill(sessionId: string, pid: number, signal: NodeJS.Signals): Promise<void>;
   /** Sessions found from an earlier host (multiplexers only). */
   recover(): Promise<Recovered[]>;
+  /** On host shutdown: stops a multiplexer server that runs no session any more. */
+  stopIfIdle?(): Promise<void>;
 }
 
 /**

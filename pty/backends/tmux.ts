@@ -6,14 +6,17 @@ import { accessSync, constants, readFileSync, readdirSync, rmSync, writeFileSync
 import path from 'node:path';
 import type { IPty } from 'node-pty';
 import type { PtyExit, SpawnSpec } from '../../src/ports.ts';
-import { endSession } from '../process-tree.ts';
+import { endSession, procStat } from '../process-tree.ts';
 import { PtyHostError } from '../protocol.ts';
 import { CLIENT_TERM, muxSessionName, sessionIdOf, spawnClient, untilFound, type Attached, type Backend, type Recovered } from './backend.ts';
 import { run, shQuote, type RunResult } from './exec.ts';
 import { ensurePrivateDir, type MuxPaths } from './paths.ts';
 
 /**
- * The server's config. No status line and no prefix key, so nothing tmux draws or intercepts
+ * The server's config. It never exits by itself (exit-empty off): a server that exits when its
+ * last session ends takes the next session with it if that one is created in the same moment,
+ * so the host starts the server (`start-server`, with an empty environment) and stops it when
+ * it shuts down with no session left. No status line and no prefix key, so nothing tmux draws or intercepts
  * reaches the shared screen (a client typing C-b d must not detach the host's client). When a
  * program exits its pane stays dead just long enough for the hook to write its exit status
  * next to the socket (`<socket>.exit.<session>`) and end that session: all in a shell whose
@@ -28,6 +31,7 @@ function config(binary: string, version: number): string {
   ].join('; ');
   return [
     '# Written by the pty-ws PTY host at each start: this server runs only pty-ws sessions.',
+    'set -g exit-empty off',
     'set -g status off',
     'set -g prefix None',
     'set -g prefix2 None',
@@ -43,6 +47,8 @@ function config(binary: string, version: number): string {
 
 const STATUS_ATTEMPTS = 5;
 const STATUS_POLL_MS = 40;
+/** How often the programs of live sessions are checked for a missed SIGCHLD (see #nudge). */
+const ZOMBIE_CHECK_MS = 500;
 
 export class TmuxBackend implements Backend {
   readonly name = 'tmux';
@@ -51,6 +57,9 @@ export class TmuxBackend implements Backend {
   readonly #paths: MuxPaths;
   /** Creations one at a time: each sets the server-wide default-shell for its own first pane. */
   #creating: Promise<unknown> = Promise.resolve();
+  /** Session id → its program's pid, for #nudge. */
+  readonly #programs = new Map<string, number>();
+  #zombieCheck: ReturnType<typeof setInterval> | undefined;
 
   /** `version` as parseTmuxVersion gives it (major * 100 + minor). */
   constructor(binary: string, paths: MuxPaths, version: number) {
@@ -74,6 +83,7 @@ export class TmuxBackend implements Backend {
   async ended(sessionId: string): Promise<PtyExit | null> {
     const name = `pw-${sessionId}`;
     if (await this.#exists(name)) return null;
+    this.#unwatch(sessionId);
     // The hook writes the status before it ends the session; give a slow disk a moment anyway.
     for (let attempt = 0; attempt < STATUS_ATTEMPTS; attempt++) {
       const exit = this.#takeExitStatus(name);
@@ -89,6 +99,7 @@ export class TmuxBackend implements Backend {
     const r = await this.#tmux(['display-message', '-p', '-t', `=${name}:`, '#{pane_pid} #{window_width} #{window_height}']);
     const [pid, cols, rows] = r.stdout.trim().split(' ').map(Number);
     if (r.code !== 0 || !pid || !cols || !rows) throw new PtyHostError('spawn_failed', `tmux session ${name} is gone: ${r.stderr.trim()}`);
+    this.#watch(sessionId, pid);
     return { pty: this.#attach(name, cols, rows), pid, cols, rows };
   }
 
@@ -107,8 +118,10 @@ export class TmuxBackend implements Backend {
       const sessionId = sessionIdOf(name);
       if (!sessionId) continue;
       live.add(sessionId);
-      if (dead === '1') {
-        // Its program died and the hook has not finished: what it would write is right here.
+      // Dead with a status: the hook has not finished, and what it would write is right here.
+      // Dead without one: tmux has not reaped the program yet; attaching (and #nudge) lets the
+      // hook run as usual.
+      if (dead === '1' && (status || signal)) {
         await this.#tmux(['kill-session', '-t', `=${name}`]);
         found.push({ sessionId, exit: parseStatus(status ?? '', signal ?? '') });
         rmSync(`${this.#paths.tmuxSocket}.exit.${name}`, { force: true });
@@ -130,7 +143,14 @@ export class TmuxBackend implements Backend {
     return found;
   }
 
+  async stopIfIdle(): Promise<void> {
+    const r = await this.#tmux(['list-sessions', '-F', '#{session_name}']);
+    if (r.code === 0 && r.stdout.trim() === '') await this.#tmux(['kill-server']);
+  }
+
   async #create(name: string, spec: SpawnSpec, program: string): Promise<Attached> {
+    const started = await this.#tmux(['start-server']);
+    if (started.code !== 0) throw new PtyHostError('spawn_failed', `tmux server could not start: ${started.stderr.trim()}`);
     if (await this.#exists(name)) throw new PtyHostError('exists', `tmux session ${name} already exists`);
     // A single word would be run by the shell as a command line: exec it so argv stays exact.
     const command = spec.argv.length === 1 ? [`exec ${shQuote(program)}`] : [program, ...spec.argv.slice(1)];
@@ -149,7 +169,33 @@ export class TmuxBackend implements Backend {
     });
     // A program that ended before we looked has left its status for ended() to find.
     if ('exited' in panePid) return { pty, pid: pty.pid, cols: spec.cols, rows: spec.rows, exited: panePid.exited };
+    this.#watch(spec.sessionId, panePid.value);
     return { pty, pid: panePid.value, cols: spec.cols, rows: spec.rows };
+  }
+
+  #watch(sessionId: string, pid: number): void {
+    this.#programs.set(sessionId, pid);
+    this.#zombieCheck ??= setInterval(() => this.#nudge(), ZOMBIE_CHECK_MS).unref();
+  }
+
+  #unwatch(sessionId: string): void {
+    this.#programs.delete(sessionId);
+    if (this.#programs.size > 0) return;
+    clearInterval(this.#zombieCheck);
+    this.#zombieCheck = undefined;
+  }
+
+  /**
+   * tmux before 3.5 can miss the SIGCHLD of a program that exits right after it starts (tmux
+   * #311, #2679): the program stays a zombie, its pane is never declared dead, the hook never
+   * runs and the session never ends. Another SIGCHLD to the server makes it reap.
+   */
+  #nudge(): void {
+    for (const [sessionId, pid] of this.#programs) {
+      const stat = procStat(pid);
+      if (!stat) this.#unwatch(sessionId);
+      else if (stat.state === 'Z' && stat.ppid > 1) signalQuietly(stat.ppid, 'SIGCHLD');
+    }
   }
 
   #attach(name: string, cols: number, rows: number): IPty {
@@ -158,8 +204,8 @@ export class TmuxBackend implements Backend {
 
   /**
    * A tmux client on a PTY. Its environment is only its TERM (the router's emulator), and `-u`
-   * makes it speak UTF-8 without a locale. The first client also starts the server, whose
-   * environment is therefore empty: sessions get exactly their own variables through `-e`.
+   * makes it speak UTF-8 without a locale. The server was started with an empty environment, so
+   * sessions get exactly their own variables through `-e`.
    */
   #client(args: string[], cols: number, rows: number): IPty {
     return spawnClient(this.#binary, ['-u', '-S', this.#paths.tmuxSocket, '-f', this.#paths.tmuxConf, ...args], { cols, rows, cwd: '/', env: { TERM: CLIENT_TERM } });
@@ -186,6 +232,14 @@ export class TmuxBackend implements Backend {
     // "<status> <signal>", either of them empty.
     const [status = '', signal = ''] = text.split(' ');
     return parseStatus(status, signal);
+  }
+}
+
+function signalQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // gone meanwhile
   }
 }
 
