@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { PtyHost } from '../src/ports.ts';
 import { TestClient } from './helpers/client.ts';
-import { expectNoneLeft } from './helpers/processes.ts';
+import { expectNoneLeft } from './helpers/leftovers.ts';
 import { Rest } from './helpers/rest.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 

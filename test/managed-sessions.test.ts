@@ -6,7 +6,7 @@ import { run } from '../pty/backends/exec.ts';
 import { muxPaths } from '../pty/backends/paths.ts';
 import { isAlive } from '../pty/process-tree.ts';
 import { b64, TestClient, type Frame } from './helpers/client.ts';
-import { expectNoneLeft, killMultiplexers } from './helpers/processes.ts';
+import { expectNoneLeft, killMultiplexers } from './helpers/leftovers.ts';
 import { Rest } from './helpers/rest.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 

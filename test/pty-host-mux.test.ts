@@ -10,7 +10,7 @@ import { muxPaths } from '../pty/backends/paths.ts';
 import { sessionMembers } from '../pty/process-tree.ts';
 import { ensurePtyHost, type PtyHostHandle } from '../src/adapter/node/pty-host-process.ts';
 import type { SpawnSpec } from '../src/ports.ts';
-import { expectNoneLeft, killMultiplexers } from './helpers/processes.ts';
+import { expectNoneLeft, killMultiplexers } from './helpers/leftovers.ts';
 import { quietLogger, Recorder, useHost, WAIT } from './helpers/pty-host.ts';
 
 const MANAGED = ['tmux', 'screen'] as const;

@@ -9,7 +9,7 @@ import { isAlive } from '../pty/process-tree.ts';
 import type { SpawnSpec } from '../src/ports.ts';
 import { PtyHostClient } from '../src/adapter/node/pty-host-client.ts';
 import { ensurePtyHost, type PtyHostHandle } from '../src/adapter/node/pty-host-process.ts';
-import { expectNoneLeft } from './helpers/processes.ts';
+import { expectNoneLeft } from './helpers/leftovers.ts';
 import { quietLogger, Recorder, useHost, WAIT } from './helpers/pty-host.ts';
 
 

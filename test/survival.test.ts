@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
 import { until } from './helpers/wait.ts';
-import { expectNoneLeft, killMultiplexers } from './helpers/processes.ts';
+import { expectNoneLeft, killMultiplexers } from './helpers/leftovers.ts';
 import { Rest } from './helpers/rest.ts';
 
 const BIN = new URL('../bin/pty-ws.js', import.meta.url).pathname;

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, expect, vi } from 'vitest';
 import type { PtyHostClient } from '../../src/adapter/node/pty-host-client.ts';
 import { ensurePtyHost, type PtyHostHandle } from '../../src/adapter/node/pty-host-process.ts';
 import type { Logger, PtyExit, PtyHost } from '../../src/ports.ts';
-import { expectNoneLeft, killMultiplexers } from './processes.ts';
+import { expectNoneLeft, killMultiplexers } from './leftovers.ts';
 
 export const WAIT = { timeout: 8000, interval: 20 };
 
