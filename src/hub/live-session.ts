@@ -227,7 +227,7 @@ export class LiveSession {
     if (this.record.state === 'running') this.end(reason, null, detail);
   }
 
-  /** The PTY host is unreachable: every member hears it now; the session waits for hostBack or terminate. */
+  /** The PTY host is unreachable: every member hears it now; the session waits for `adopted` or `terminate`. */
   hostLost(message: string): void {
     if (this.record.state !== 'running') return;
     this.hostDown = message;
@@ -242,9 +242,12 @@ export class LiveSession {
     if (this.record.state !== 'created') return;
     // Its start was not recorded before the router went down.
     const sessionClass = this.deps.sessionHost.backends[info.backend] ?? this.record.sessionClass;
-    this.screen ??= new ScreenModel(info.cols, info.rows, this.backlog);
-    this.record = { ...this.record, backend: info.backend, sessionClass, state: 'running', cols: info.cols, rows: info.rows };
-    void this.persist({ backend: info.backend, sessionClass, state: 'running', cols: info.cols, rows: info.rows });
+    // A session listed only for its unreported exit has no size (0): keep the record's.
+    const cols = info.cols || this.record.cols;
+    const rows = info.rows || this.record.rows;
+    this.screen ??= new ScreenModel(cols, rows, this.backlog);
+    this.record = { ...this.record, backend: info.backend, sessionClass, state: 'running', cols, rows };
+    void this.persist({ backend: info.backend, sessionClass, state: 'running', cols, rows });
   }
 
   kill(): void {

@@ -56,7 +56,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   try {
     await hub.start();
   } catch (e) {
-    await ptyHost.close();
+    await (ptyHost.startedHost ? ptyHost.stop() : ptyHost.close());
     await store.close();
     throw e;
   }
