@@ -15,6 +15,9 @@ export interface HostSocket {
   destroy(): void;
   readonly writable: boolean;
   readonly closed: boolean;
+  /** Stops reading: the host sees a full buffer and pauses its PTYs (flow control). */
+  pause(): void;
+  resume(): void;
   /** Called once, before any event can fire: `error` (if any) comes before `close`, which comes once. */
   listen(events: HostSocketEvents): void;
 }
@@ -54,6 +57,8 @@ export class PtyHostConnection implements PtyHost {
   #greet: { resolve(): void; reject(err: Error): void } | undefined;
   readonly #socketClosed: Promise<void>;
   #nextRid = 1;
+  #backends: string[] = [];
+  #hostPid = 0;
   /** Set once the connection is over, whether by close() or by losing it. */
   #ended = false;
   #lossReason: string | undefined;
@@ -94,6 +99,28 @@ export class PtyHostConnection implements PtyHost {
         this.#closed();
       },
     });
+  }
+
+  /** The backends the host runs, from its greeting. */
+  get backends(): readonly string[] {
+    return this.#backends;
+  }
+
+  get hostPid(): number {
+    return this.#hostPid;
+  }
+
+  /** Session events (and whatever the host held while no router listened) flow from now on. */
+  startEvents(): void {
+    this.#send({ t: 'events' });
+  }
+
+  pauseEvents(): void {
+    this.#socket.pause();
+  }
+
+  resumeEvents(): void {
+    this.#socket.resume();
   }
 
   async spawn(spec: SpawnSpec): Promise<{ pid: number }> {
@@ -177,6 +204,8 @@ export class PtyHostConnection implements PtyHost {
           this.#fail(new Error(`pty host speaks protocol ${msg.protocol}, this router speaks ${PROTOCOL_VERSION}`));
           return;
         }
+        this.#backends = msg.backends;
+        this.#hostPid = msg.pid;
         this.#greet?.resolve();
         this.#greet = undefined;
         return;

@@ -1,66 +1,111 @@
-// The PTY host: owns the node-pty processes, keyed by session id, and serves any number of
-// router connections. Session events go to every connection.
+// The PTY host: owns the sessions (keyed by session id, each run by a backend) and serves any
+// number of router connections. Their events travel through an EventStream, which never
+// drops one and says when every PTY must pause.
 
 import { closeSync, constants as fsConstants, openSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
-import { spawn as spawnPty, type IPty } from 'node-pty';
+import type { IPty } from 'node-pty';
 import type { Logger, PtyExit, PtySessionInfo, SpawnSpec } from '../src/ports.ts';
+import type { Attached, Backend } from './backends/backend.ts';
 import { Connection } from './connection.ts';
+import { EventStream } from './event-stream.ts';
 import { preflight, sizeProblem } from './preflight.ts';
+import { isAlive, signalSession } from './process-tree.ts';
 import { PROTOCOL_VERSION, PtyHostError, encodeFrame, type HostMessage, type Request } from './protocol.ts';
 
 /** How often a paused host looks for sessions whose process is gone (see #resumeReaped). */
 const REAP_POLL_MS = 20;
+/** A multiplexer client that keeps getting detached is attached again at most this often in a row. */
+const MAX_QUICK_REATTACHES = 3;
+const QUICK_REATTACH_MS = 10_000;
 
 interface Session {
-  readonly pty: IPty;
+  readonly backend: Backend;
   readonly info: PtySessionInfo;
+  /** The program (native) or the multiplexer client attached to it; replaced on a re-attach. */
+  pty: IPty;
   /** See holdSlave. */
-  readonly slaveFd: number | undefined;
-  /** The process has been reaped, so its remaining output is bounded and is read even while paused. */
+  slaveFd: number | undefined;
+  /** The PTY's process has been reaped, so its remaining output is bounded and is read even while paused. */
   reaped: boolean;
+  /** A kill was asked for: a client that leaves is not attached again. */
+  killed: boolean;
+  attachedAt: number;
+  reattaches: number;
 }
 
 export class PtyHostServer {
   readonly #log: Logger;
+  readonly #backends: ReadonlyMap<string, Backend>;
   readonly #sessions = new Map<string, Session>();
   /** Ids whose spawn is between the duplicate check and the fork. */
   readonly #starting = new Set<string>();
   readonly #connections = new Set<Connection>();
-  /** Connections whose socket buffer is full; while any is, every PTY is paused. */
-  readonly #congested = new Set<Connection>();
+  readonly #events: EventStream;
   #reapPoll: ReturnType<typeof setInterval> | undefined;
   #nextConnectionId = 1;
 
-  constructor(log: Logger) {
+  constructor(log: Logger, backends: readonly Backend[]) {
     this.#log = log;
+    this.#backends = new Map(backends.map((b) => [b.name, b]));
+    this.#events = new EventStream(log, (paused) => this.#setPaused(paused));
+  }
+
+  get backendNames(): string[] {
+    return [...this.#backends.keys()];
   }
 
   get sessionCount(): number {
     return this.#sessions.size;
   }
 
+  /** Takes over the sessions an earlier host left in the multiplexers. Call before accepting connections. */
+  async recover(): Promise<void> {
+    for (const backend of this.#backends.values()) {
+      for (const found of await backend.recover()) {
+        if ('attached' in found) {
+          this.#adopt(found.sessionId, backend, found.attached);
+          this.#log.log('info', 'session re-attached', { sessionId: found.sessionId, backend: backend.name, pid: found.attached.pid });
+        } else {
+          this.#log.log('info', 'session ended while no host ran', { sessionId: found.sessionId, backend: backend.name, ...found.exit });
+          this.#events.exit({ sessionId: found.sessionId, backend: backend.name, pid: 0, cols: 0, rows: 0 }, found.exit);
+        }
+      }
+    }
+  }
+
   accept(socket: Socket): void {
     const conn = new Connection(socket, this.#log.child({ conn: this.#nextConnectionId++ }), {
       onRequest: (c, req) => this.#handle(c, req),
-      onCongestion: (c, congested) => this.#setCongested(c, congested),
+      onCongestion: (c, congested) => this.#events.congestion(c, congested),
       onClose: (c) => {
         this.#connections.delete(c);
-        this.#setCongested(c, false);
+        this.#events.closed(c);
         c.log.log('info', 'connection closed');
       },
     });
     this.#connections.add(conn);
     conn.log.log('info', 'connection accepted');
-    conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid }));
+    conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid, backends: this.backendNames }));
   }
 
-  /** Hangs up every session and drops every connection. */
-  shutdown(): void {
-    for (const session of this.#sessions.values()) session.pty.kill('SIGHUP');
+  /**
+   * Hangs up every native session and drops every connection. Multiplexer sessions live on:
+   * only their clients go, and the next host attaches again. A multiplexer left with no
+   * session is stopped.
+   */
+  async shutdown(): Promise<void> {
+    for (const session of this.#sessions.values()) {
+      if (session.backend.survivesHost) session.pty.kill('SIGHUP');
+      else signalSession(session.info.pid, 'SIGHUP');
+    }
     for (const conn of this.#connections) conn.drop('host shutting down');
+    this.#events.stop();
     this.#stopReapPoll();
+    for (const backend of this.#backends.values()) {
+      await backend.stopIfIdle?.().catch((err: unknown) => this.#log.log('warn', `could not stop the idle ${backend.name} server`, { err }));
+    }
   }
 
   #handle(conn: Connection, req: Request): void {
@@ -69,7 +114,10 @@ export class PtyHostServer {
         void this.#spawn(conn, req.rid, req.spec);
         return;
       case 'list':
-        conn.send(encodeFrame({ t: 'listed', rid: req.rid, sessions: [...this.#sessions.values()].map((s) => ({ ...s.info })) }));
+        conn.send(encodeFrame({ t: 'listed', rid: req.rid, sessions: [...[...this.#sessions.values()].map((s) => ({ ...s.info })), ...this.#events.unreported] }));
+        return;
+      case 'events':
+        this.#events.subscribe(conn);
         return;
       case 'write':
         this.#session(conn, req.sessionId, 'write')?.pty.write(Buffer.from(req.data.buffer, req.data.byteOffset, req.data.byteLength));
@@ -96,7 +144,7 @@ export class PtyHostServer {
       reply = { t: 'spawned', rid, pid: await this.#start(spec) };
     } catch (err) {
       const failure = err instanceof PtyHostError ? err : new PtyHostError('spawn_failed', `spawn failed: ${String(err)}`);
-      conn.log.log('warn', 'spawn refused', { sessionId: spec.sessionId, code: failure.code, reason: failure.message });
+      conn.log.log('warn', 'spawn refused', { sessionId: spec.sessionId, backend: spec.backend, code: failure.code, reason: failure.message });
       reply = { t: 'failed', rid, code: failure.code, message: failure.message };
     }
     conn.send(encodeFrame(reply));
@@ -104,56 +152,100 @@ export class PtyHostServer {
 
   async #start(spec: SpawnSpec): Promise<number> {
     const { sessionId } = spec;
-    if (this.#sessions.has(sessionId) || this.#starting.has(sessionId)) {
+    const backend = this.#backends.get(spec.backend);
+    if (!backend) {
+      throw new PtyHostError('backend_unavailable', `backend "${spec.backend}" is not available on this PTY host (it runs: ${this.backendNames.join(', ')})`);
+    }
+    if (this.#sessions.has(sessionId) || this.#starting.has(sessionId) || this.#events.isUnreported(sessionId)) {
       throw new PtyHostError('exists', `session ${sessionId} already exists`);
     }
     this.#starting.add(sessionId);
     try {
-      const file = await preflight(spec);
-      const pty = spawnPty(file, spec.argv.slice(1), {
-        // node-pty overwrites TERM with `name`, so a TERM the router chose must become the name.
-        name: spec.env.TERM ?? 'xterm-256color',
-        cols: spec.cols,
-        rows: spec.rows,
-        cwd: spec.cwd,
-        env: spec.env,
-        encoding: null,
-      });
-      this.#adopt(spec, pty);
-      this.#log.log('info', 'session started', { sessionId, pid: pty.pid, program: file });
-      return pty.pid;
+      const program = await preflight(spec);
+      const attached = await backend.start(spec, program);
+      this.#adopt(sessionId, backend, attached);
+      this.#log.log('info', 'session started', { sessionId, backend: backend.name, pid: attached.pid, program });
+      return attached.pid;
     } finally {
       this.#starting.delete(sessionId);
     }
   }
 
-  #adopt(spec: SpawnSpec, pty: IPty): void {
-    const { sessionId } = spec;
+  #adopt(sessionId: string, backend: Backend, attached: Attached): void {
     const session: Session = {
-      pty,
-      info: { sessionId, pid: pty.pid, cols: spec.cols, rows: spec.rows },
-      slaveFd: this.#holdSlave(pty),
+      backend,
+      info: { sessionId, backend: backend.name, pid: attached.pid, cols: attached.cols, rows: attached.rows },
+      pty: attached.pty,
+      slaveFd: attached.exited ? undefined : this.#holdSlave(attached.pty),
       reaped: false,
+      killed: false,
+      attachedAt: Date.now(),
+      reattaches: 0,
     };
     this.#sessions.set(sessionId, session);
+    this.#wire(session);
+    if (attached.exited) void this.#ended(session, attached.exited);
+  }
+
+  #wire(session: Session): void {
+    const { pty } = session;
+    const { sessionId } = session.info;
+    const current = () => this.#sessions.get(sessionId) === session && session.pty === pty;
     // With `encoding: null` node-pty emits Buffers, whatever its typings say.
-    pty.onData(this.#guard('data', (chunk) => this.#broadcast({ t: 'data', sessionId, data: chunk as unknown as Buffer })));
-    pty.onExit(this.#guard('exit', ({ exitCode, signal }) => this.#exited(session, exitCode, signal)));
-    if (this.#congested.size > 0) {
+    pty.onData(this.#guard('data', (chunk) => current() && this.#events.output(sessionId, chunk as unknown as Buffer)));
+    pty.onExit(
+      this.#guard('exit', ({ exitCode, signal }) => {
+        if (!current()) return;
+        // A signalled process has no exit status; node-pty reports 0 for it.
+        void this.#ended(session, signal ? { exitCode: null, signal } : { exitCode, signal: null });
+      }),
+    );
+    // Multiplexer clients start paused (see spawnClient): they read once wired, unless all are paused.
+    if (this.#events.paused) {
       pty.pause();
       this.#startReapPoll();
+    } else {
+      pty.resume();
     }
   }
 
-  #exited(session: Session, exitCode: number, signal: number | undefined): void {
+  /** The session's PTY ended: the program exited, or a multiplexer client left (attach again, or the session is over). */
+  async #ended(session: Session, ptyExit: PtyExit): Promise<void> {
     const { sessionId } = session.info;
+    if (session.slaveFd !== undefined) closeSync(session.slaveFd);
+    session.slaveFd = undefined;
+    let exit = await session.backend.ended(sessionId, ptyExit).catch((err: unknown) => {
+      this.#log.log('error', 'could not tell how a session ended', { sessionId, err });
+      return { exitCode: null, signal: null };
+    });
+    if (exit === null && !session.killed && this.#mayReattach(session)) {
+      try {
+        const attached = await session.backend.reattach(sessionId);
+        Object.assign(session, { pty: attached.pty, slaveFd: this.#holdSlave(attached.pty), reaped: false, attachedAt: Date.now() });
+        Object.assign(session.info, { cols: attached.cols, rows: attached.rows });
+        session.reattaches++;
+        this.#wire(session);
+        if (attached.exited) void this.#ended(session, attached.exited);
+        this.#log.log('warn', 'multiplexer client was detached; attached again', { sessionId });
+        return;
+      } catch (err) {
+        this.#log.log('error', 'could not attach to the session again', { sessionId, err });
+      }
+    }
+    if (exit === null) {
+      // The multiplexer still holds it but we cannot reach it: end it rather than orphan it.
+      await session.backend.kill(sessionId, session.info.pid, 'SIGHUP').catch(() => undefined);
+      exit = { exitCode: null, signal: null };
+    }
     if (this.#sessions.get(sessionId) !== session) return;
     this.#sessions.delete(sessionId);
-    if (session.slaveFd !== undefined) closeSync(session.slaveFd);
-    // A signalled process has no exit status; node-pty reports 0 for it.
-    const exit: PtyExit = signal ? { exitCode: null, signal } : { exitCode, signal: null };
     this.#log.log('info', 'session exited', { sessionId, ...exit });
-    this.#broadcast({ t: 'exit', sessionId, ...exit });
+    this.#events.exit(session.info, exit);
+  }
+
+  #mayReattach(session: Session): boolean {
+    if (Date.now() - session.attachedAt > QUICK_REATTACH_MS) session.reattaches = 0;
+    return session.reattaches < MAX_QUICK_REATTACHES;
   }
 
   /**
@@ -195,6 +287,7 @@ export class PtyHostServer {
     }
   }
 
+  /** Ends a session: the signal to all its processes (SIGKILL for survivors later), and its multiplexer session. */
   #kill(conn: Connection, sessionId: string, signal: string): void {
     const session = this.#session(conn, sessionId, 'kill');
     if (!session) return;
@@ -202,21 +295,14 @@ export class PtyHostServer {
       conn.log.log('warn', 'kill with unknown signal ignored', { sessionId, signal });
       return;
     }
-    session.pty.kill(signal);
+    session.killed = true;
+    session.backend.kill(sessionId, session.info.pid, signal as NodeJS.Signals).catch((err: unknown) => {
+      this.#log.log('error', 'kill failed', { sessionId, err });
+    });
   }
 
-  #broadcast(msg: HostMessage): void {
-    const frame = encodeFrame(msg);
-    for (const conn of this.#connections) conn.send(frame);
-  }
-
-  #setCongested(conn: Connection, congested: boolean): void {
-    const wasPaused = this.#congested.size > 0;
-    if (congested) this.#congested.add(conn);
-    else this.#congested.delete(conn);
-    const paused = this.#congested.size > 0;
-    if (paused === wasPaused) return;
-    this.#log.log('debug', paused ? 'output paused' : 'output resumed');
+  /** The EventStream's verdict: every PTY pauses, or reads again. */
+  #setPaused(paused: boolean): void {
     for (const session of this.#sessions.values()) {
       if (!paused) session.pty.resume();
       else if (!session.reaped) session.pty.pause();
@@ -242,7 +328,7 @@ export class PtyHostServer {
    */
   #resumeReaped(): void {
     for (const session of this.#sessions.values()) {
-      if (session.reaped || isAlive(session.info.pid)) continue;
+      if (session.reaped || isAlive(session.pty.pid)) continue;
       session.reaped = true;
       session.pty.resume();
     }
@@ -256,14 +342,5 @@ export class PtyHostServer {
         this.#log.log('error', `${what} handler failed`, { err });
       }
     };
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

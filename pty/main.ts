@@ -8,6 +8,7 @@ import { connect, createServer } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Logger } from '../src/ports.ts';
+import { detectBackends } from './backends/detect.ts';
 import { PtyHostServer } from './host.ts';
 import { createJsonLogger, isLogLevel } from './log.ts';
 
@@ -27,7 +28,9 @@ async function main(log: Logger): Promise<void> {
   mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
   await removeStaleSocket(socketPath);
 
-  const host = new PtyHostServer(log);
+  const host = new PtyHostServer(log, await detectBackends(socketPath, log));
+  // Before listening, so the first `list` already names the sessions an earlier host left.
+  await host.recover();
   const server = createServer((socket) => host.accept(socket));
   server.on('error', (err) => log.log('error', 'server error', { err }));
   // The socket is created with the process umask; narrowing it for the bind keeps the file
@@ -42,10 +45,10 @@ async function main(log: Logger): Promise<void> {
   process.stdout.write(`pty-host listening ${socketPath}\n`);
   log.log('info', 'listening', { socket: socketPath });
 
-  const shutdown = (signal: NodeJS.Signals) => {
+  const shutdown = async (signal: NodeJS.Signals) => {
     log.log('info', 'shutting down', { signal, sessions: host.sessionCount });
-    host.shutdown();
     server.close();
+    await host.shutdown();
     // libuv usually unlinks a closed pipe server's path already; `force` tolerates that.
     try {
       rmSync(socketPath, { force: true });
@@ -54,8 +57,8 @@ async function main(log: Logger): Promise<void> {
     }
     process.exit(0);
   };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', (signal) => void shutdown(signal));
+  process.once('SIGINT', (signal) => void shutdown(signal));
 }
 
 /** Removes a socket file left by a host that died, refusing to touch a live one or a non-socket. */

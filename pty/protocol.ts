@@ -10,8 +10,11 @@
 import * as v from 'valibot';
 import type { PtySpawnError } from '../src/ports.ts';
 
-/** Bumped on any incompatible change; the host announces it in `hello`. */
-export const PROTOCOL_VERSION = 1;
+/**
+ * Bumped on any incompatible change; the host announces it in `hello`. 2: backends (a v1 host
+ * would silently run a tmux spec natively), the `events` handshake, group kills.
+ */
+export const PROTOCOL_VERSION = 2;
 
 /** Frames above this are refused, so a corrupt length prefix cannot make a reader buffer gigabytes. */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
@@ -30,6 +33,8 @@ const body = v.custom<Uint8Array>((input) => input instanceof Uint8Array, 'expec
 
 export const SpawnSpecSchema = v.object({
   sessionId: id,
+  // Any string: an unknown backend is a refused spawn, not a broken stream.
+  backend: v.string(),
   argv: v.pipe(v.array(v.string()), v.minLength(1)),
   cwd: v.string(),
   env: v.record(v.string(), v.string()),
@@ -37,22 +42,27 @@ export const SpawnSpecSchema = v.object({
   rows: int,
 });
 
-const SessionInfoSchema = v.object({ sessionId: id, pid: int, cols: int, rows: int });
+const SessionInfoSchema = v.object({ sessionId: id, backend: v.string(), pid: int, cols: int, rows: int });
 
-const spawnErrorCodes = ['not_found', 'bad_cwd', 'exists', 'spawn_failed'] as const satisfies readonly PtySpawnError['code'][];
+const spawnErrorCodes = ['not_found', 'bad_cwd', 'exists', 'backend_unavailable', 'spawn_failed'] as const satisfies readonly PtySpawnError['code'][];
 
 /** Router → host. */
 export const RequestSchema = v.variant('t', [
   v.object({ t: v.literal('spawn'), rid, spec: SpawnSpecSchema }),
   v.object({ t: v.literal('list'), rid }),
+  // Session events (held while no connection asked for them) flow to this connection from now on.
+  v.object({ t: v.literal('events') }),
   v.object({ t: v.literal('write'), sessionId: id, data: body }),
   v.object({ t: v.literal('resize'), sessionId: id, cols: int, rows: int }),
   v.object({ t: v.literal('kill'), sessionId: id, signal: v.optional(v.string()) }),
 ]);
 
-/** Host → router: a greeting, replies to `spawn`/`list` (matched by `rid`), and session events. */
+/**
+ * Host → router: a greeting (with the backends this host can run), replies to `spawn`/`list`
+ * (matched by `rid`), and session events (only after the connection sent `events`).
+ */
 export const HostMessageSchema = v.variant('t', [
-  v.object({ t: v.literal('hello'), protocol: int, pid: int }),
+  v.object({ t: v.literal('hello'), protocol: int, pid: int, backends: v.array(v.string()) }),
   v.object({ t: v.literal('spawned'), rid, pid: int }),
   v.object({ t: v.literal('listed'), rid, sessions: v.array(SessionInfoSchema) }),
   v.object({ t: v.literal('failed'), rid, code: v.picklist(spawnErrorCodes), message: v.string() }),

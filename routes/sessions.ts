@@ -37,6 +37,8 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     cwd: r.cwd,
     terminal_size: { cols: r.cols, rows: r.rows },
     state: r.state,
+    // A running session's process cannot be vouched for while the PTY host is unreachable.
+    ...(r.state === 'running' && !hub.ptyHostReachable ? { pty_host: 'unreachable' } : {}),
     created_at: r.createdAt,
     closed_at: r.closedAt,
     exit_code: r.exitCode,
@@ -75,9 +77,9 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     const rec = await visibleSession(c);
     if (!rec) return notFound(c);
     const live = await hub.session(rec.id);
+    const state = live?.state ?? rec.state;
     return c.json({
-      ...describe(c, rec),
-      state: live?.state ?? rec.state,
+      ...describe(c, { ...rec, state }),
       current_sequence: live?.currentSequence ?? (await store.lastSequence(rec.id)),
       membership: live?.membership() ?? { controllers: [], observers: [] },
     });

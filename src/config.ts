@@ -91,6 +91,8 @@ export interface Config extends Settings {
   defaultRows: number;
   /** Slow-consumer policy: see Member. */
   lag: { highBytes: number; lowBytes: number; pollMs: number };
+  /** How long sessions wait for an unreachable PTY host before they are closed (reason `error`). */
+  ptyHostLossGraceMs: number;
   /** The clean environment every session starts from: never the server's own secrets. */
   sessionBaseEnv: Record<string, string>;
   defaultCwd: string;
@@ -163,6 +165,7 @@ export function loadConfig(env: Env, flags: Record<string, string> = {}): Config
     defaultCols: 120,
     defaultRows: 30,
     lag: { highBytes: 4 * 1024 * 1024, lowBytes: 256 * 1024, pollMs: 50 },
+    ptyHostLossGraceMs: 15_000,
     sessionBaseEnv: baseEnv(env),
     defaultCwd: env.HOME || '/',
   };

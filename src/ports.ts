@@ -17,6 +17,8 @@ export interface Logger {
 
 export interface SpawnSpec {
   sessionId: string;
+  /** `native` (node-pty runs the program) or a multiplexer the host offers (`tmux`, `screen`). */
+  backend: string;
   /** Exact argv; argv[0] is resolved on PATH when it has no slash. */
   argv: string[];
   cwd: string;
@@ -32,6 +34,8 @@ export interface PtyExit {
 
 export interface PtySessionInfo {
   sessionId: string;
+  backend: string;
+  /** The program's pid (inside the multiplexer for a managed session); 0 once it has ended. */
   pid: number;
   cols: number;
   rows: number;
@@ -40,13 +44,18 @@ export interface PtySessionInfo {
 export interface PtyHostListener {
   onData(sessionId: string, data: Uint8Array): void;
   onExit(sessionId: string, exit: PtyExit): void;
-  /** The connection to the host was lost; every session it ran is gone from the router's view. */
+  /** The connection to the host was lost; until onHostRestored nothing reaches its sessions. */
   onHostLost?(reason: string): void;
+  /**
+   * A host is reachable again after onHostLost (the same one, or a new one that re-attached the
+   * multiplexer sessions): list() it, re-adopt what it runs, then startEvents().
+   */
+  onHostRestored?(): void;
 }
 
 /** A failed spawn: `code` says why, `message` is safe to show to the joining client. */
 export interface PtySpawnError {
-  code: 'not_found' | 'bad_cwd' | 'exists' | 'spawn_failed';
+  code: 'not_found' | 'bad_cwd' | 'exists' | 'backend_unavailable' | 'spawn_failed';
   message: string;
 }
 
@@ -55,11 +64,26 @@ export interface PtyHost {
   spawn(spec: SpawnSpec): Promise<{ pid: number }>;
   write(sessionId: string, data: Uint8Array): void;
   resize(sessionId: string, cols: number, rows: number): void;
-  /** Sends a signal (default SIGHUP) to the session's process. */
+  /**
+   * Ends the session: the signal (default SIGHUP) to every process of it, SIGKILL to whatever
+   * is left a moment later, and for a multiplexer session the multiplexer's session too.
+   */
   kill(sessionId: string, signal?: string): void;
-  /** Sessions the host is running now (used to re-adopt after a router restart). */
+  /**
+   * Sessions the host runs, and those whose end it has not reported yet (they ended while no
+   * router received events): what a router re-adopts at start.
+   */
   list(): Promise<PtySessionInfo[]>;
   subscribe(listener: PtyHostListener): () => void;
+  /**
+   * Session events flow to the listeners from now on: first what the host held while no router
+   * received them (output, exits), then live ones. Call once the sessions list() named are
+   * ready for their events, and again after each onHostRestored.
+   */
+  startEvents(): void;
+  /** Flow control: stop reading session events (the host pauses its PTYs meanwhile) and start again. */
+  pauseEvents(): void;
+  resumeEvents(): void;
   close(): Promise<void>;
 }
 
@@ -116,6 +140,8 @@ export interface LogLoss {
 
 export interface SessionPatch {
   state?: SessionState;
+  backend?: string;
+  sessionClass?: string;
   cwd?: string | null;
   argv?: string[] | null;
   cols?: number;
@@ -137,6 +163,8 @@ export interface Store {
   appendLog(entry: LogEntry): void;
   /** Log frames with sequence > afterSequence, in order; includes queued, not yet committed ones. */
   readLog(sessionId: string, afterSequence: number, limit?: number): Promise<LogEntry[]>;
+  /** The session's latest log frame of this kind (e.g. its latest Keyframe), queued entries included. */
+  lastFrameOfKind(sessionId: string, kind: string): Promise<LogEntry | undefined>;
   /** Highest sequence logged for the session (0 when none), queued entries included. */
   lastSequence(sessionId: string): Promise<number>;
   /** Lowest sequence still retained for the session, or null when its log is empty. */
@@ -183,7 +211,8 @@ export interface Screen {
   dispose(): void;
 }
 
-export type ScreenFactory = (cols: number, rows: number) => Screen;
+/** `onParsed` hears how many bytes the emulator folded in, as it catches up (for flow control). */
+export type ScreenFactory = (cols: number, rows: number, onParsed?: (bytes: number) => void) => Screen;
 
 // ---------------------------------------------------------------- client transport
 

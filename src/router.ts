@@ -9,7 +9,7 @@ import type { Authenticator } from './auth/authenticator.ts';
 import type { Listening } from './banner.ts';
 import type { Config } from './config.ts';
 import { SessionHub } from './hub/hub.ts';
-import { NATIVE_ONLY } from './hub/session-host.ts';
+import { sessionHostCaps } from './hub/session-host.ts';
 import { newSessionRecord } from './hub/session-record.ts';
 import type { HubStats, Metrics } from './metrics.ts';
 import type { Clock, Logger, PtyHost, Screen, SessionRecord, Store } from './ports.ts';
@@ -19,17 +19,21 @@ import { TaskService } from './tasks/task-service.ts';
 /** The connection to the PTY host, as the runtime made it. */
 export interface PtyHostLink {
   host: PtyHost;
-  /** This router started the host process: it stops with the router, and so do its sessions. */
-  startedHere: boolean;
-  /** The host process's pid when startedHere. */
-  pid?: number | undefined;
+  /** The backends the host reported it runs: exactly what binding_hello advertises. */
+  backends: readonly string[];
+  /** The connected host was started by this router (it may stop with it; see Router.stop). */
+  startedHere(): boolean;
+  /** The connected host's pid, or null while none is connected. */
+  pid(): number | null;
+  /** Closes the connection and leaves the host running. */
+  close(): Promise<void>;
   /** Closes the connection and, when startedHere, stops the host. */
   stop(): Promise<void>;
 }
 
 /** Where the sessions' terminal emulators run (this thread, a worker thread, a Web Worker). */
 export interface ScreenService {
-  create(cols: number, rows: number): Screen;
+  create(cols: number, rows: number, onParsed?: (bytes: number) => void): Screen;
   close(): Promise<void>;
 }
 
@@ -88,6 +92,8 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
     throw e;
   });
 
+  // binding_hello advertises exactly what this host reported it can run.
+  const sessionHost = sessionHostCaps(ptyHost.backends);
   const screens = runtime.startScreens();
   const tasks = new TaskService({ store: store.tasks, clock, logger });
   const hub = new SessionHub({
@@ -96,8 +102,8 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
     pty: ptyHost.host,
     clock,
     logger,
-    sessionHost: NATIVE_ONLY,
-    screens: (cols, rows) => screens.create(cols, rows),
+    sessionHost,
+    screens: (cols, rows, onParsed) => screens.create(cols, rows, onParsed),
     metrics,
     ops: taskOps(tasks),
     replayFilter: tasks.replayFilter,
@@ -105,7 +111,14 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
     sessionLoaded: (session) => tasks.forSession(session),
   });
   await tasks.start(config.instanceId);
-  await hub.start();
+  try {
+    await hub.start();
+  } catch (e) {
+    await (ptyHost.startedHere() ? ptyHost.stop() : ptyHost.close());
+    await screens.close();
+    await store.close();
+    throw e;
+  }
 
   const app = createApp({
     ...runtime.app,
@@ -128,7 +141,7 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
 
   const createDefaultSession = async () => {
     const record = newSessionRecord(
-      { instanceId: config.instanceId, caps: NATIVE_ONLY, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: null, now: clock.now() },
+      { instanceId: config.instanceId, caps: sessionHost, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: null, now: clock.now() },
       { label: 'default' },
     );
     await store.createSession(record);
@@ -138,10 +151,16 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
   let stopping: Promise<void> | null = null;
   const stop = (dropConnections?: () => void) =>
     (stopping ??= (async () => {
-      await hub.shutdown(ptyHost.startedHere);
+      // A host this router started stops with it, unless it runs multiplexer sessions: those are
+      // meant to outlive the router, so the host stays for the next one (which re-adopts every
+      // session it runs). A host started on its own is never ours to stop.
+      const managed = (await ptyHost.host.list().catch(() => [])).filter((s) => s.backend !== 'native' && s.pid > 0);
+      const stopHost = ptyHost.startedHere() && managed.length === 0;
+      if (ptyHost.startedHere() && !stopHost) logger.log('info', 'leaving the PTY host running: it runs multiplexer sessions', { pid: ptyHost.pid(), sessions: managed.length });
+      await hub.shutdown(stopHost);
       dropConnections?.();
       await store.close();
-      await ptyHost.stop();
+      await (stopHost ? ptyHost.stop() : ptyHost.close());
       await screens.close();
     })());
 

@@ -47,6 +47,10 @@ export class PendingLog {
   last(sessionId: string): LogEntry | undefined {
     return this.#bySession.get(sessionId)?.at(-1);
   }
+
+  lastOfKind(sessionId: string, kind: string): LogEntry | undefined {
+    return this.#bySession.get(sessionId)?.findLast((entry) => entry.kind === kind);
+  }
 }
 
 /**

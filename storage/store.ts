@@ -95,6 +95,8 @@ export class LibsqlStore implements Store {
     // Named one by one so a caller's wider object can never reach other columns.
     const set = {
       state: patch.state,
+      backend: patch.backend,
+      sessionClass: patch.sessionClass,
       cwd: patch.cwd,
       argv: patch.argv,
       cols: patch.cols,
@@ -131,6 +133,19 @@ export class LibsqlStore implements Store {
       // SQLite reads a negative LIMIT as none.
       .limit(limit ?? -1);
     return mergeBySequence(committed, queued, limit);
+  }
+
+  async lastFrameOfKind(sessionId: string, kind: string): Promise<LogEntry | undefined> {
+    const queued = this.#pending.lastOfKind(sessionId, kind);
+    if (queued !== undefined) return queued;
+    // Walks the primary key backwards from the newest frame: Keyframes are never far apart.
+    const [row] = await this.#db
+      .select()
+      .from(sessionLog)
+      .where(and(eq(sessionLog.sessionId, sessionId), eq(sessionLog.kind, kind)))
+      .orderBy(desc(sessionLog.sequence))
+      .limit(1);
+    return row;
   }
 
   async lastSequence(sessionId: string): Promise<number> {

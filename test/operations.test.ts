@@ -51,7 +51,7 @@ describe('GET /healthz and /readyz', () => {
   it('readyz fails, naming the PTY host, when the host is gone; healthz stays alive', async () => {
     server = await startTestServer();
     expect((await fetch(`${server.origin}/readyz`)).status).toBe(200);
-    process.kill(server.ptyHostPid!, 'SIGKILL');
+    process.kill(server.ptyHostPid()!, 'SIGKILL');
     const deadline = Date.now() + 10_000;
     let res = await fetch(`${server.origin}/readyz`);
     while (res.status === 200 && Date.now() < deadline) {

@@ -5,58 +5,13 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Logger, PtyExit, PtyHost, SpawnSpec } from '../src/ports.ts';
-import { PtyHostClient, ensurePtyHost, type PtyHostHandle } from '../src/adapter/node/pty-host-client.ts';
+import { isAlive } from '../pty/process-tree.ts';
+import type { SpawnSpec } from '../src/ports.ts';
+import { PtyHostClient } from '../src/adapter/node/pty-host-client.ts';
+import { ensurePtyHost, type PtyHostHandle } from '../src/adapter/node/pty-host-process.ts';
+import { expectNoneLeft } from './helpers/leftovers.ts';
+import { quietLogger, Recorder, useHost, WAIT } from './helpers/pty-host.ts';
 
-const WAIT = { timeout: 8000, interval: 20 };
-
-/** Collects log calls instead of printing them; dump `lines` when debugging a failure. */
-function quietLogger(lines: string[] = []): Logger {
-  return {
-    log: (level, msg, fields) => void lines.push(`${level} ${msg} ${JSON.stringify(fields ?? {})}`),
-    child: () => quietLogger(lines),
-  };
-}
-
-/** Everything a host reports, per session. */
-class Recorder {
-  readonly output = new Map<string, Buffer[]>();
-  readonly exits = new Map<string, PtyExit>();
-  lost: string | undefined;
-
-  constructor(host: PtyHost) {
-    host.subscribe({
-      onData: (id, data) => this.output.set(id, [...(this.output.get(id) ?? []), Buffer.from(data)]),
-      onExit: (id, exit) => this.exits.set(id, exit),
-      onHostLost: (reason) => (this.lost = reason),
-    });
-  }
-
-  text(id: string): string {
-    return Buffer.concat(this.output.get(id) ?? []).toString('latin1');
-  }
-
-  async exitOf(id: string): Promise<PtyExit> {
-    return vi.waitFor(() => {
-      const exit = this.exits.get(id);
-      if (!exit) throw new Error(`session ${id} has not exited; output so far: ${JSON.stringify(this.text(id))}`);
-      return exit;
-    }, WAIT);
-  }
-
-  async waitForOutput(id: string, pattern: RegExp): Promise<void> {
-    await vi.waitFor(() => expect(this.text(id)).toMatch(pattern), WAIT);
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Polls until a fresh connection to the socket path fails. */
 async function waitUntilNotListening(socketPath: string): Promise<void> {
@@ -73,152 +28,130 @@ async function waitUntilNotListening(socketPath: string): Promise<void> {
 }
 
 describe('pty host', () => {
-  let dir: string;
-  let socketPath: string;
-  let handle: PtyHostHandle;
-  let host: PtyHostClient;
-  let rec: Recorder;
-  const started: string[] = [];
-
-  beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'pty-ws-host-'));
-    socketPath = path.join(dir, 'host.sock');
-    handle = await ensurePtyHost({ socketPath, logger: quietLogger() });
-    host = handle.host;
-    rec = new Recorder(host);
-  });
-
-  afterEach(() => {
-    for (const id of started.splice(0)) host.kill(id, 'SIGKILL');
-  });
-
-  afterAll(async () => {
-    await handle?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const h = useHost('pty-ws-host-');
 
   function spec(argv: string[], overrides: Partial<SpawnSpec> = {}): SpawnSpec {
     const sessionId = randomUUID();
-    started.push(sessionId);
-    return { sessionId, argv, cwd: dir, env: { PATH: '/usr/bin:/bin', HOME: dir, LANG: 'C' }, cols: 80, rows: 24, ...overrides };
+    h.started.push(sessionId);
+    return { sessionId, backend: 'native', argv, cwd: h.dir, env: { PATH: '/usr/bin:/bin', HOME: h.dir, LANG: 'C' }, cols: 80, rows: 24, ...overrides };
   }
 
   /** An interactive shell, once it has prompted: input typed earlier would race the prompt. */
   async function shell(): Promise<SpawnSpec> {
     const s = spec(['/bin/sh']);
     s.env.PS1 = 'ready$ ';
-    await host.spawn(s);
-    await rec.waitForOutput(s.sessionId, /ready\$ $/);
+    await h.host.spawn(s);
+    await h.rec.waitForOutput(s.sessionId, /ready\$ $/);
     return s;
   }
 
   it('started a host process listening on an owner-only socket', () => {
-    expect(handle.child?.pid).toBeGreaterThan(0);
-    expect(statSync(socketPath).isSocket()).toBe(true);
-    expect(statSync(socketPath).mode & 0o777).toBe(0o600);
+    expect(h.handle.child?.pid).toBeGreaterThan(0);
+    expect(statSync(h.socketPath).isSocket()).toBe(true);
+    expect(statSync(h.socketPath).mode & 0o777).toBe(0o600);
   });
 
   it('runs a shell and relays its output', async () => {
     const s = await shell();
-    host.write(s.sessionId, new TextEncoder().encode('echo hi\r'));
+    h.host.write(s.sessionId, new TextEncoder().encode('echo hi\r'));
     // The echoed command line is "echo hi"; the command's own output starts a line.
-    await rec.waitForOutput(s.sessionId, /\r\nhi\r\n/);
+    await h.rec.waitForOutput(s.sessionId, /\r\nhi\r\n/);
   });
 
   it('resizes the terminal', async () => {
     const s = await shell();
-    host.resize(s.sessionId, 100, 30);
-    host.write(s.sessionId, new TextEncoder().encode('stty size\r'));
-    await rec.waitForOutput(s.sessionId, /\r\n30 100\r\n/);
-    expect((await host.list()).find((i) => i.sessionId === s.sessionId)).toMatchObject({ cols: 100, rows: 30 });
+    h.host.resize(s.sessionId, 100, 30);
+    h.host.write(s.sessionId, new TextEncoder().encode('stty size\r'));
+    await h.rec.waitForOutput(s.sessionId, /\r\n30 100\r\n/);
+    expect((await h.host.list()).find((i) => i.sessionId === s.sessionId)).toMatchObject({ cols: 100, rows: 30 });
   });
 
   it('passes the environment exactly, with TERM defaulting to xterm-256color', async () => {
     const s = spec(['/bin/sh', '-c', 'echo "[$TERM|$FOO|$HOME]"'], { env: { PATH: '/usr/bin:/bin', FOO: 'bar baz' } });
-    await host.spawn(s);
-    await rec.exitOf(s.sessionId);
-    expect(rec.text(s.sessionId)).toContain('[xterm-256color|bar baz|]');
+    await h.host.spawn(s);
+    await h.rec.exitOf(s.sessionId);
+    expect(h.rec.text(s.sessionId)).toContain('[xterm-256color|bar baz|]');
   });
 
   it('refuses a program that does not exist, and keeps working', async () => {
-    await expect(host.spawn(spec(['/nonexistent/prog']))).rejects.toMatchObject({
+    await expect(h.host.spawn(spec(['/nonexistent/prog']))).rejects.toMatchObject({
       code: 'not_found',
       message: expect.stringContaining('/nonexistent/prog'),
     });
-    await expect(host.spawn(spec(['no-such-program-here']))).rejects.toMatchObject({
+    await expect(h.host.spawn(spec(['no-such-program-here']))).rejects.toMatchObject({
       code: 'not_found',
       message: expect.stringContaining('no-such-program-here'),
     });
     const s = spec(['true']);
-    await host.spawn(s);
-    expect(await rec.exitOf(s.sessionId)).toEqual({ exitCode: 0, signal: null });
+    await h.host.spawn(s);
+    expect(await h.rec.exitOf(s.sessionId)).toEqual({ exitCode: 0, signal: null });
   });
 
   it('refuses a file that is not executable', async () => {
-    const file = path.join(dir, 'not-executable.sh');
+    const file = path.join(h.dir, 'not-executable.sh');
     await writeFile(file, '#!/bin/sh\necho no\n', { mode: 0o644 });
-    await expect(host.spawn(spec([file]))).rejects.toMatchObject({ code: 'not_found' });
+    await expect(h.host.spawn(spec([file]))).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('refuses a bad working directory', async () => {
-    await expect(host.spawn(spec(['/bin/sh'], { cwd: path.join(dir, 'missing') }))).rejects.toMatchObject({ code: 'bad_cwd' });
-    const file = path.join(dir, 'a-file');
+    await expect(h.host.spawn(spec(['/bin/sh'], { cwd: path.join(h.dir, 'missing') }))).rejects.toMatchObject({ code: 'bad_cwd' });
+    const file = path.join(h.dir, 'a-file');
     await writeFile(file, '');
-    await expect(host.spawn(spec(['/bin/sh'], { cwd: file }))).rejects.toMatchObject({ code: 'bad_cwd' });
-    await expect(host.spawn(spec(['/bin/sh'], { cwd: 'relative/dir' }))).rejects.toMatchObject({ code: 'bad_cwd' });
+    await expect(h.host.spawn(spec(['/bin/sh'], { cwd: file }))).rejects.toMatchObject({ code: 'bad_cwd' });
+    await expect(h.host.spawn(spec(['/bin/sh'], { cwd: 'relative/dir' }))).rejects.toMatchObject({ code: 'bad_cwd' });
   });
 
   it('refuses a duplicate session id and a nonsensical size', async () => {
     const s = spec(['sleep', '30']);
-    await host.spawn(s);
-    await expect(host.spawn(s)).rejects.toMatchObject({ code: 'exists' });
-    await expect(host.spawn(spec(['/bin/sh'], { cols: 0 }))).rejects.toMatchObject({ code: 'spawn_failed' });
+    await h.host.spawn(s);
+    await expect(h.host.spawn(s)).rejects.toMatchObject({ code: 'exists' });
+    await expect(h.host.spawn(spec(['/bin/sh'], { cols: 0 }))).rejects.toMatchObject({ code: 'spawn_failed' });
   });
 
   it('reports the exit code', async () => {
     const s = spec(['/bin/sh', '-c', 'exit 3']);
-    await host.spawn(s);
-    expect(await rec.exitOf(s.sessionId)).toEqual({ exitCode: 3, signal: null });
+    await h.host.spawn(s);
+    expect(await h.rec.exitOf(s.sessionId)).toEqual({ exitCode: 3, signal: null });
   });
 
   it('kills with SIGHUP by default, or with the signal asked for', async () => {
     const hup = spec(['sleep', '30']);
     const term = spec(['sleep', '30']);
-    await host.spawn(hup);
-    await host.spawn(term);
-    host.kill(hup.sessionId);
-    host.kill(term.sessionId, 'SIGTERM');
-    expect(await rec.exitOf(hup.sessionId)).toEqual({ exitCode: null, signal: 1 });
-    expect(await rec.exitOf(term.sessionId)).toEqual({ exitCode: null, signal: 15 });
+    await h.host.spawn(hup);
+    await h.host.spawn(term);
+    h.host.kill(hup.sessionId);
+    h.host.kill(term.sessionId, 'SIGTERM');
+    expect(await h.rec.exitOf(hup.sessionId)).toEqual({ exitCode: null, signal: 1 });
+    expect(await h.rec.exitOf(term.sessionId)).toEqual({ exitCode: null, signal: 15 });
   });
 
   it('lists live sessions only', async () => {
     const a = spec(['sleep', '30']);
     const b = spec(['sleep', '30']);
-    const { pid: pidA } = await host.spawn(a);
-    const { pid: pidB } = await host.spawn(b);
-    expect(await host.list()).toEqual(
+    const { pid: pidA } = await h.host.spawn(a);
+    const { pid: pidB } = await h.host.spawn(b);
+    expect(await h.host.list()).toEqual(
       expect.arrayContaining([
-        { sessionId: a.sessionId, pid: pidA, cols: 80, rows: 24 },
-        { sessionId: b.sessionId, pid: pidB, cols: 80, rows: 24 },
+        { sessionId: a.sessionId, backend: 'native', pid: pidA, cols: 80, rows: 24 },
+        { sessionId: b.sessionId, backend: 'native', pid: pidB, cols: 80, rows: 24 },
       ]),
     );
-    host.kill(a.sessionId);
-    await rec.exitOf(a.sessionId);
-    const ids = (await host.list()).map((i) => i.sessionId);
+    h.host.kill(a.sessionId);
+    await h.rec.exitOf(a.sessionId);
+    const ids = (await h.host.list()).map((i) => i.sessionId);
     expect(ids).toContain(b.sessionId);
     expect(ids).not.toContain(a.sessionId);
   });
 
   it('serves a second connection that sees the running sessions and their events', async () => {
     const s = await shell();
-    const second = await PtyHostClient.connect(socketPath);
+    const second = await PtyHostClient.connect(h.socketPath);
     try {
       const rec2 = new Recorder(second);
       expect((await second.list()).map((i) => i.sessionId)).toContain(s.sessionId);
       second.write(s.sessionId, new TextEncoder().encode('echo $((6*7))\r'));
       await rec2.waitForOutput(s.sessionId, /\r\n42\r\n/);
-      await rec.waitForOutput(s.sessionId, /\r\n42\r\n/);
+      await h.rec.waitForOutput(s.sessionId, /\r\n42\r\n/);
     } finally {
       await second.close();
     }
@@ -229,19 +162,19 @@ describe('pty host', () => {
     ['a frame with a broken header', Buffer.from([0, 0, 0, 9, 0, 0, 0, 5, 0x7b, 0x22, 0x74, 0x22, 0x3a])],
   ])('drops a client that sends %s, and serves the others', async (_name, garbage) => {
     const s = await shell();
-    const raw = connect(socketPath);
+    const raw = connect(h.socketPath);
     const closed = new Promise<void>((resolve) => raw.on('close', () => resolve()));
     raw.on('error', () => {});
     raw.resume(); // the close only surfaces once the host's greeting has been read
     raw.write(garbage);
     await closed;
-    host.write(s.sessionId, new TextEncoder().encode('echo $((6*8))\r'));
-    await rec.waitForOutput(s.sessionId, /\r\n48\r\n/);
-    expect(rec.lost).toBeUndefined();
+    h.host.write(s.sessionId, new TextEncoder().encode('echo $((6*8))\r'));
+    await h.rec.waitForOutput(s.sessionId, /\r\n48\r\n/);
+    expect(h.rec.lost).toBeUndefined();
   });
 
   it('keeps the stream going when a listener throws', async () => {
-    const unsubscribe = host.subscribe({
+    const unsubscribe = h.host.subscribe({
       onData: () => {
         throw new Error('listener bug');
       },
@@ -251,9 +184,9 @@ describe('pty host', () => {
     });
     try {
       const s = spec(['/bin/sh', '-c', 'echo one; echo two']);
-      await host.spawn(s);
-      expect(await rec.exitOf(s.sessionId)).toEqual({ exitCode: 0, signal: null });
-      expect(rec.text(s.sessionId)).toBe('one\r\ntwo\r\n');
+      await h.host.spawn(s);
+      expect(await h.rec.exitOf(s.sessionId)).toEqual({ exitCode: 0, signal: null });
+      expect(h.rec.text(s.sessionId)).toBe('one\r\ntwo\r\n');
     } finally {
       unsubscribe();
     }
@@ -263,7 +196,7 @@ describe('pty host', () => {
     const s = spec(['/bin/sh', '-c', 'head -c 3750000 /dev/urandom | base64']);
     let chunks = 0;
     // Stalling the reader now and then fills the socket, so the host has to pause the PTY.
-    const unsubscribe = host.subscribe({
+    const unsubscribe = h.host.subscribe({
       onData: (id) => {
         if (id !== s.sessionId || ++chunks % 150 !== 0) return;
         const until = Date.now() + 40;
@@ -272,9 +205,9 @@ describe('pty host', () => {
       onExit: () => {},
     });
     try {
-      await host.spawn(s);
-      expect(await rec.exitOf(s.sessionId)).toEqual({ exitCode: 0, signal: null });
-      const received = rec.text(s.sessionId).replace(/\r\n/g, '');
+      await h.host.spawn(s);
+      expect(await h.rec.exitOf(s.sessionId)).toEqual({ exitCode: 0, signal: null });
+      const received = h.rec.text(s.sessionId).replace(/\r\n/g, '');
       expect(received.length).toBe(5_000_000);
       expect(received).toMatch(/^[A-Za-z0-9+/]+$/);
     } finally {
@@ -283,14 +216,14 @@ describe('pty host', () => {
   });
 
   it('reuses a host that is already listening', async () => {
-    const again = await ensurePtyHost({ socketPath, logger: quietLogger() });
+    const again = await ensurePtyHost({ socketPath: h.socketPath, logger: quietLogger() });
     expect(again.child).toBeUndefined();
     const s = spec(['sleep', '30']);
     await again.host.spawn(s);
-    expect((await host.list()).map((i) => i.sessionId)).toContain(s.sessionId);
+    expect((await h.host.list()).map((i) => i.sessionId)).toContain(s.sessionId);
     await again.stop();
-    expect(handle.child?.exitCode).toBeNull();
-    expect((await host.list()).map((i) => i.sessionId)).toContain(s.sessionId);
+    expect(h.handle.child?.exitCode).toBeNull();
+    expect((await h.host.list()).map((i) => i.sessionId)).toContain(s.sessionId);
   });
 });
 
@@ -307,6 +240,7 @@ describe('pty host lifecycle', () => {
   });
 
   afterAll(async () => {
+    await expectNoneLeft(dir);
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -319,7 +253,7 @@ describe('pty host lifecycle', () => {
   it('stop() ends the host, its sessions and its socket, and other clients learn of it', async () => {
     const socketPath = path.join(dir, 'stop.sock');
     const h = await start(socketPath);
-    const { pid } = await h.host.spawn({ sessionId: 's', argv: ['/bin/sleep', '30'], cwd: dir, env: {}, cols: 80, rows: 24 });
+    const { pid } = await h.host.spawn({ sessionId: 's', backend: 'native', argv: ['/bin/sleep', '30'], cwd: dir, env: {}, cols: 80, rows: 24 });
     const observer = await PtyHostClient.connect(socketPath);
     const rec = new Recorder(observer);
     const own = new Recorder(h.host);
@@ -342,7 +276,7 @@ describe('pty host lifecycle', () => {
     // Sent after the SIGKILL, so it can only be answered by the connection loss.
     await expect(first.host.list()).rejects.toMatchObject({ code: 'spawn_failed', message: expect.stringContaining('lost') });
     expect(rec.lost).toBeDefined();
-    await expect(first.host.spawn({ sessionId: 'x', argv: ['/bin/true'], cwd: dir, env: {}, cols: 80, rows: 24 })).rejects.toMatchObject({
+    await expect(first.host.spawn({ sessionId: 'x', backend: 'native', argv: ['/bin/true'], cwd: dir, env: {}, cols: 80, rows: 24 })).rejects.toMatchObject({
       code: 'spawn_failed',
     });
     await waitUntilNotListening(socketPath);
@@ -351,6 +285,54 @@ describe('pty host lifecycle', () => {
     const second = await start(socketPath);
     expect(second.child?.pid).not.toBe(first.child?.pid);
     expect(await second.host.list()).toEqual([]);
+  });
+
+  it('holds output while no connection receives events, with the PTY paused, and delivers it all later', async () => {
+    const socketPath = path.join(dir, 'held.sock');
+    const h = await start(socketPath);
+    // This connection never asks for events: nobody receives what the session prints.
+    const { pid } = await h.host.spawn({
+      sessionId: 'held',
+      backend: 'native',
+      argv: ['/bin/sh', '-c', 'head -c 2000000 /dev/zero | tr "\\0" x; echo; echo held-done'],
+      cwd: dir,
+      env: { PATH: '/usr/bin:/bin' },
+      cols: 80,
+      rows: 24,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Paused: the program is stuck writing to its terminal instead of finishing.
+    expect(isAlive(pid)).toBe(true);
+    const late = await PtyHostClient.connect(socketPath);
+    try {
+      const rec = new Recorder(late);
+      expect(await rec.exitOf('held')).toEqual({ exitCode: 0, signal: null });
+      expect(rec.text('held')).toBe(`${'x'.repeat(2_000_000)}\r\nheld-done\r\n`);
+    } finally {
+      await late.close();
+    }
+  });
+
+  it('an exit nobody heard stays listed until a connection receives it', async () => {
+    const socketPath = path.join(dir, 'unheard.sock');
+    const h = await start(socketPath);
+    await h.host.spawn({ sessionId: 'quick', backend: 'native', argv: ['/bin/sh', '-c', 'echo quick-$((6*7))'], cwd: dir, env: { PATH: '/usr/bin:/bin' }, cols: 80, rows: 24 });
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect((await h.host.list()).map((i) => i.sessionId)).toEqual(['quick']);
+    const rec = new Recorder(h.host);
+    expect(await rec.exitOf('quick')).toEqual({ exitCode: 0, signal: null });
+    expect(rec.text('quick')).toBe('quick-42\r\n');
+    expect(await h.host.list()).toEqual([]);
+  });
+
+  it('refuses a backend it does not run, and keeps serving', async () => {
+    const h = await start(path.join(dir, 'backend.sock'));
+    expect(h.host.backends).toContain('native');
+    await expect(h.host.spawn({ sessionId: 'z', backend: 'zellij', argv: ['/bin/sh'], cwd: dir, env: {}, cols: 80, rows: 24 })).rejects.toMatchObject({
+      code: 'backend_unavailable',
+      message: expect.stringContaining('zellij'),
+    });
+    expect(await h.host.list()).toEqual([]);
   });
 
   it('explains why a host could not start', async () => {

@@ -16,9 +16,10 @@ const requests: Request[] = [
   {
     t: 'spawn',
     rid: 1,
-    spec: { sessionId: 's1', argv: ['/bin/sh', '-c', 'echo "ü ✓"'], cwd: '/tmp', env: { PATH: '/bin', X: '' }, cols: 80, rows: 24 },
+    spec: { sessionId: 's1', backend: 'native', argv: ['/bin/sh', '-c', 'echo "ü ✓"'], cwd: '/tmp', env: { PATH: '/bin', X: '' }, cols: 80, rows: 24 },
   },
   { t: 'list', rid: 2 },
+  { t: 'events' },
   { t: 'write', sessionId: 's1', data: allBytes },
   { t: 'write', sessionId: 's1', data: new Uint8Array(0) },
   { t: 'resize', sessionId: 's1', cols: 132, rows: 43 },
@@ -27,10 +28,11 @@ const requests: Request[] = [
 ];
 
 const hostMessages: HostMessage[] = [
-  { t: 'hello', protocol: 1, pid: 42 },
+  { t: 'hello', protocol: 2, pid: 42, backends: ['native', 'tmux'] },
   { t: 'spawned', rid: 1, pid: 4242 },
-  { t: 'listed', rid: 2, sessions: [{ sessionId: 's1', pid: 4242, cols: 80, rows: 24 }] },
+  { t: 'listed', rid: 2, sessions: [{ sessionId: 's1', backend: 'tmux', pid: 4242, cols: 80, rows: 24 }] },
   { t: 'failed', rid: 3, code: 'not_found', message: 'program not found on PATH: nope' },
+  { t: 'failed', rid: 4, code: 'backend_unavailable', message: 'backend "zellij" is not available on this PTY host' },
   { t: 'data', sessionId: 's1', data: allBytes },
   { t: 'exit', sessionId: 's1', exitCode: 3, signal: null },
   { t: 'exit', sessionId: 's1', exitCode: null, signal: 9 },
@@ -148,7 +150,7 @@ describe('pty protocol codec', () => {
     ['a missing field', rawFrame('{"t":"resize","sessionId":"s","cols":80}')],
     ['a wrongly typed field', rawFrame('{"t":"list","rid":"1"}')],
     ['a fractional rid', rawFrame('{"t":"list","rid":1.5}')],
-    ['an empty argv', rawFrame('{"t":"spawn","rid":1,"spec":{"sessionId":"s","argv":[],"cwd":"/","env":{},"cols":1,"rows":1}}')],
+    ['an empty argv', rawFrame('{"t":"spawn","rid":1,"spec":{"sessionId":"s","backend":"native","argv":[],"cwd":"/","env":{},"cols":1,"rows":1}}')],
     ['a body on a message without one', rawFrame('{"t":"list","rid":1}', new Uint8Array([1]))],
     ['a host message sent to the host', rawFrame('{"t":"exit","sessionId":"s","exitCode":0,"signal":null}')],
     ['invalid UTF-8', rawFrame('{"t":"list","rid":1}').map((b, i) => (i === 12 ? 0xff : b))],

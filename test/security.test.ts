@@ -46,7 +46,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pty-ws-security-'));
   tokensFile = join(dir, 'tokens.json');
   writeTokenFile(tokensFile, baseTokens);
-  server = await startTestServer({ PTY_WS_TOKENS_FILE: tokensFile, PTY_WS_JWT_SECRET: SECRET }, {}, { upgradeAttemptsPerSecond: UPGRADE_ATTEMPTS_PER_SECOND });
+  server = await startTestServer({ PTY_WS_TOKENS_FILE: tokensFile, PTY_WS_JWT_SECRET: SECRET }, {}, { overrides: { upgradeAttemptsPerSecond: UPGRADE_ATTEMPTS_PER_SECOND } });
   expect(server.devToken).toBeNull();
   const s = await createSession(bob.token);
   bystander = await TestClient.connect(s.attach_url, { token: bob.token });

@@ -3,42 +3,56 @@ import { onExpiry } from '../auth/expiry.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hasScope } from '../auth/principal.ts';
 import { BindingError } from '../errors.ts';
-import type { ClientConnection, SessionRecord } from '../ports.ts';
+import type { ClientConnection, ScreenFactory, SessionRecord } from '../ports.ts';
 import type { HubStats } from '../metrics.ts';
 import { A2A_CORE_OPERATIONS } from '../protocol/hello.ts';
 import { Attachment } from './attachment.ts';
 import { auditIdentity, type Peer } from './audit.ts';
 import type { HubDeps } from './deps.ts';
 import { LiveSession } from './live-session.ts';
+import { accountedScreen, OutputBacklog } from './output-backlog.ts';
+import { rebuildScreen } from './screen-rebuild.ts';
+
+/** Unparsed output (all sessions) past which the hub stops reading PTY events, and where it reads again. */
+const BACKLOG_HIGH_BYTES = 8 * 1024 * 1024;
+const BACKLOG_LOW_BYTES = 1024 * 1024;
 
 export class SessionHub {
   private readonly live = new Map<string, LiveSession>();
   private readonly loading = new Map<string, Promise<LiveSession>>();
   private readonly attachments = new Set<Attachment>();
+  private readonly backlog: OutputBacklog;
+  /** Every session's emulator, with its unparsed bytes counted against the backlog. */
+  private readonly makeScreen: ScreenFactory;
   private unsubscribe: (() => void) | null = null;
   private unwatchStore: (() => void) | null = null;
+  /** Running while the PTY host is unreachable: when it fires, its sessions are given up. */
+  private giveUpTimer: ReturnType<typeof setTimeout> | null = null;
+  private hostReachable = true;
 
-  constructor(readonly deps: HubDeps) {}
+  constructor(readonly deps: HubDeps) {
+    this.backlog = new OutputBacklog(BACKLOG_HIGH_BYTES, BACKLOG_LOW_BYTES, (paused) => {
+      deps.logger.log('debug', paused ? 'router behind on PTY output: reading paused' : 'router caught up: reading PTY output again');
+      if (paused) deps.pty.pauseEvents();
+      else deps.pty.resumeEvents();
+    });
+    this.makeScreen = (cols, rows) => accountedScreen(deps.screens(cols, rows, (bytes) => this.backlog.done(bytes)), this.backlog);
+  }
 
-  /** Starts routing PTY host events and closes sessions whose process is gone (e.g. after a restart). */
+  /**
+   * Re-adopts what the PTY host runs (it may have outlived an earlier router), closes what it
+   * lost, then lets its events flow: output it held while no router listened comes first.
+   */
   async start(): Promise<void> {
-    const { pty, store, config, logger } = this.deps;
-    this.unwatchStore = store.onLogLoss((loss) => this.live.get(loss.sessionId)?.logLost(loss));
-    this.unsubscribe = pty.subscribe({
+    this.unwatchStore = this.deps.store.onLogLoss((loss) => this.live.get(loss.sessionId)?.logLost(loss));
+    this.unsubscribe = this.deps.pty.subscribe({
       onData: (id, data) => this.live.get(id)?.onOutput(data),
       onExit: (id, exit) => this.live.get(id)?.onExit(exit),
-      onHostLost: (reason) => {
-        logger.log('error', 'PTY host connection lost', { reason });
-        for (const s of [...this.live.values()]) s.terminate('instance_terminated', `PTY host lost: ${reason}`);
-      },
+      onHostLost: (reason) => this.hostLost(reason),
+      onHostRestored: () => void this.hostRestored(),
     });
-    const running = new Set((await pty.list()).map((s) => s.sessionId));
-    for (const rec of await store.listSessions(config.instanceId)) {
-      if (rec.state === 'running' && !running.has(rec.id)) {
-        const s = await this.session(rec.id);
-        s?.terminate('instance_terminated', 'the PTY host no longer runs this session');
-      }
-    }
+    await this.adopt('the process ended while no router was connected to the PTY host, and how it ended is unknown');
+    this.deps.pty.startEvents();
   }
 
   /** The live view of a session, loaded on first use; undefined when the store has no such session. */
@@ -121,16 +135,70 @@ export class SessionHub {
   async shutdown(processesEnd: boolean): Promise<void> {
     this.unsubscribe?.();
     this.unwatchStore?.();
+    if (this.giveUpTimer) clearTimeout(this.giveUpTimer);
     for (const a of [...this.attachments]) a.goodbye('server_shutdown');
     if (processesEnd) for (const s of [...this.live.values()]) s.terminate('instance_terminated', 'server shutdown');
     await this.deps.store.flush();
+  }
+
+  /**
+   * Reconciles the store with what the PTY host lists. Running sessions it has stay running;
+   * the others are closed with reason `error` and `lostDetail`. A session we consider closed
+   * that the host still runs is killed rather than left orphaned.
+   */
+  private async adopt(lostDetail: string): Promise<void> {
+    const { pty, store, config, logger } = this.deps;
+    const listed = new Map((await pty.list()).map((info) => [info.sessionId, info]));
+    for (const rec of await store.listSessions(config.instanceId)) {
+      const info = listed.get(rec.id);
+      const state = this.live.get(rec.id)?.state ?? rec.state;
+      if (state === 'closed' && info && info.pid > 0) {
+        logger.log('warn', 'the PTY host runs a session that is closed here: killing it', { session: rec.id });
+        pty.kill(rec.id);
+      }
+      if (state === 'closed' || (state === 'created' && !info)) continue;
+      const s = await this.session(rec.id);
+      if (info) s?.adopted(info);
+      else s?.terminate('error', lostDetail);
+    }
+  }
+
+  /** False between losing the PTY host and re-adopting what a host runs again. */
+  get ptyHostReachable(): boolean {
+    return this.hostReachable;
+  }
+
+  private hostLost(reason: string): void {
+    this.hostReachable = false;
+    this.deps.logger.log('error', 'PTY host connection lost', { reason });
+    const message = `the PTY host connection was lost (${reason}); reconnecting`;
+    for (const s of this.live.values()) s.hostLost(message);
+    this.giveUpTimer ??= setTimeout(() => {
+      this.giveUpTimer = null;
+      for (const s of [...this.live.values()]) s.terminate('error', `the PTY host has been unreachable since: ${reason}`);
+    }, this.deps.config.ptyHostLossGraceMs);
+  }
+
+  private async hostRestored(): Promise<void> {
+    if (this.giveUpTimer) clearTimeout(this.giveUpTimer);
+    this.giveUpTimer = null;
+    try {
+      await this.adopt('the PTY host was lost, and the process with it');
+      this.deps.pty.startEvents();
+      this.hostReachable = true;
+    } catch (e) {
+      // The host went away again: onHostLost follows and the next restore tries again.
+      this.deps.logger.log('error', 'could not re-adopt the PTY host sessions', { error: String(e) });
+    }
   }
 
   private async load(sessionId: string): Promise<LiveSession> {
     const { store, config } = this.deps;
     const rec = await store.getSession(config.instanceId, sessionId);
     if (!rec) throw new Error('no such session');
-    const s = new LiveSession(this.deps, rec, await store.lastSequence(sessionId));
+    // A session this router did not start gets its screen back from the log.
+    const screen = rec.state === 'created' ? null : await rebuildScreen(store, rec, this.makeScreen);
+    const s = new LiveSession(this.deps, rec, { lastSequence: await store.lastSequence(sessionId), screen, makeScreen: this.makeScreen });
     this.live.set(sessionId, s);
     this.deps.sessionLoaded?.(s);
     return s;

@@ -6,11 +6,11 @@ import { encodeOutputFrame } from '../protocol/binary.ts';
 import { PTY_FRAME_OP, ptyPayload, serverFrame, type PtyFrameKind } from '../protocol/frames.ts';
 import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
 import { SNAPSHOT_FORMAT } from '../protocol/uris.ts';
-import type { LogEntry, LogLoss, PtyExit, Screen, ScreenSnapshot, SessionRecord } from '../ports.ts';
+import type { LogEntry, LogLoss, PtyExit, PtySessionInfo, Screen, ScreenFactory, ScreenSnapshot, SessionRecord } from '../ports.ts';
 import { assignRole, changeRole, type RoleDecision } from './roles.ts';
 import { KeyframeCadence } from './keyframe-cadence.ts';
 import { PtyEventQueue } from './pty-events.ts';
-import { buildSpawnSpec, selectBackend } from './session-host.ts';
+import { buildSpawnSpec, checkJoinBackend, selectBackend, spawnError } from './session-host.ts';
 import type { HubDeps } from './deps.ts';
 import type { Member } from './member.ts';
 
@@ -56,18 +56,21 @@ export class LiveSession {
   private framesSincePrune = 0;
   private pruning = false;
   private readonly observers = new Set<SessionObserver>();
+  /** Set while the PTY host is unreachable: the process may live on, but nothing reaches it. */
+  private hostDown: string | null = null;
+  private readonly makeScreen: ScreenFactory;
 
+  /** `screen`: the model of a session this router did not start (rebuilt from the log), else null. */
   constructor(
     private readonly deps: HubDeps,
     record: SessionRecord,
-    lastSequence: number,
+    opts: { lastSequence: number; screen: Screen | null; makeScreen: ScreenFactory },
   ) {
     this.id = record.id;
     this.record = record;
-    this.sequence = lastSequence;
-    // A session that was already running when this router came up (adopted from the PTY host):
-    // its screen can only be rebuilt from what it prints from now on.
-    if (record.state === 'running') this.screen = deps.screens(record.cols, record.rows);
+    this.sequence = opts.lastSequence;
+    this.screen = opts.screen;
+    this.makeScreen = opts.makeScreen;
     this.cadence = new KeyframeCadence(deps.config.keyframeIntervalFrames, deps.config.keyframeIntervalSeconds, () => this.cutKeyframe());
     this.events = new PtyEventQueue((data) => this.emitOutput(data), MAX_OUTPUT_FRAME_BYTES);
   }
@@ -116,6 +119,7 @@ export class LiveSession {
 
   /** The join's whole initial flush (DECISIONS §5). Throws BindingError, before anything is sent, if it cannot join. */
   async join(member: Member, req: JoinSession, replayFrom: number | null | undefined, requestId: string): Promise<void> {
+    if (this.record.state === 'running') checkJoinBackend(this.deps.sessionHost, this.record, req);
     if (!this.ended) {
       const counts = this.counts();
       const decision = assignRole({
@@ -257,6 +261,7 @@ export class LiveSession {
   input(member: Member, data: Uint8Array): void {
     this.requireController(member, 'send input');
     this.requireRunning();
+    this.requireHost();
     this.deps.pty.write(this.id, data);
     for (const o of this.observers) o.input?.(data);
   }
@@ -264,6 +269,7 @@ export class LiveSession {
   resize(member: Member, cols: number, rows: number): void {
     this.requireController(member, 'resize');
     this.requireRunning();
+    this.requireHost();
     this.deps.pty.resize(this.id, cols, rows);
     this.events.event(() => {
       const frame = this.emit('Resize', { cols, rows });
@@ -287,17 +293,43 @@ export class LiveSession {
     });
   }
 
-  /** The PTY host went away or the server is stopping: the process is gone for us. */
+  /** The process is gone for us (the PTY host lost it, or the server is stopping with it). */
   terminate(reason: CloseReason, detail: string): void {
     if (this.record.state !== 'running') return;
     this.events.drain();
     this.end(reason, null, detail);
   }
 
+  /** The PTY host is unreachable: every member hears it now; the session waits for `adopted` or `terminate`. */
+  hostLost(message: string): void {
+    if (this.record.state !== 'running') return;
+    this.hostDown = message;
+    const payload = errorPayload(new BindingError('INTERNAL', message));
+    const now = this.deps.clock.now();
+    for (const m of this.members.values()) m.sendUnicast(JSON.stringify(serverFrame('Error', payload, m.lastSequence, now)));
+  }
+
+  /** The PTY host runs this session: after a router restart, or once a lost host is back. */
+  adopted(info: PtySessionInfo): void {
+    this.hostDown = null;
+    if (this.record.state !== 'created') return;
+    // Its start was not recorded before the router went down.
+    const sessionClass = this.deps.sessionHost.backends[info.backend] ?? this.record.sessionClass;
+    // A session listed only for its unreported exit has no size (0): keep the record's.
+    const cols = info.cols || this.record.cols;
+    const rows = info.rows || this.record.rows;
+    this.screen ??= this.makeScreen(cols, rows);
+    this.record = { ...this.record, backend: info.backend, sessionClass, state: 'running', cols, rows };
+    void this.persist({ backend: info.backend, sessionClass, state: 'running', cols, rows });
+  }
+
   kill(): void {
     if (this.record.state !== 'running') return;
     this.killedOnPurpose = true;
-    this.deps.pty.kill(this.id, 'SIGHUP');
+    // With the host unreachable the kill cannot be delivered: the session ends here, and a
+    // host that comes back still running it is told to kill it (see SessionHub.adopt).
+    if (this.hostDown) this.end('killed', null, 'deleted while the PTY host was unreachable');
+    else this.deps.pty.kill(this.id, 'SIGHUP');
   }
 
   detach(member: Member): void {
@@ -323,21 +355,18 @@ export class LiveSession {
     const size = firstController ? (req.terminal_size ?? (req.cols && req.rows ? { cols: req.cols, rows: req.rows } : undefined)) : undefined;
     const cols = size?.cols ?? this.record.cols;
     const rows = size?.rows ?? this.record.rows;
-    const spec = buildSpawnSpec(this.record, req, cols, rows, { defaultShell: config.defaultShell, defaultCwd: config.defaultCwd, baseEnv: config.sessionBaseEnv });
+    const spec = buildSpawnSpec({ ...this.record, backend }, req, cols, rows, { defaultShell: config.defaultShell, defaultCwd: config.defaultCwd, baseEnv: config.sessionBaseEnv });
     // The screen exists before the process does, so the first bytes it prints are folded in.
-    this.screen = this.deps.screens(cols, rows);
+    this.screen = this.makeScreen(cols, rows);
     try {
       await pty.spawn(spec);
     } catch (e) {
       this.screen.dispose();
       this.screen = null;
-      const err = e as { code?: string; message?: string };
-      throw new BindingError('INVALID_REQUEST', `could not start the session's process: ${err.message ?? String(e)}`, {
-        metadata: { reason: `spawn.${err.code ?? 'failed'}` },
-      });
+      throw spawnError(e);
     }
     this.record = { ...this.record, backend, sessionClass, state: 'running', cwd: spec.cwd, argv: spec.argv, cols, rows };
-    await this.persist({ state: 'running', cwd: spec.cwd, argv: spec.argv, cols, rows });
+    await this.persist({ backend, sessionClass, state: 'running', cwd: spec.cwd, argv: spec.argv, cols, rows });
   }
 
   private end(reason: CloseReason, exitCode: number | null, detail?: string): void {
@@ -474,6 +503,10 @@ export class LiveSession {
 
   private requireRunning(): void {
     if (this.record.state !== 'running') throw new BindingError('INVALID_REQUEST', `session ${this.id} is not running`);
+  }
+
+  private requireHost(): void {
+    if (this.hostDown) throw new BindingError('INTERNAL', `${this.hostDown}; try again shortly`);
   }
 
   /** Retention runs in the background, a few times per `replay_buffer_frames` frames logged. */

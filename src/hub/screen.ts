@@ -14,19 +14,23 @@ export class ScreenModel implements Screen {
   private parsedAnchor = 0;
   private pending = 0;
 
-  constructor(cols: number, rows: number) {
+  /** `onParsed` hears how many bytes were folded in each time the parser finishes a chunk. */
+  constructor(
+    cols: number,
+    rows: number,
+    private readonly onParsed?: (bytes: number) => void,
+  ) {
     this.term = new xterm.Terminal({ cols, rows, scrollback: 0, allowProposedApi: true });
     this.ser = new serialize.SerializeAddon();
     this.term.loadAddon(this.ser as unknown as Parameters<Terminal['loadAddon']>[0]);
   }
 
-  /** `parsed` runs once these bytes are folded in. */
-  write(data: Uint8Array, sequence: number, parsed?: () => void): void {
+  write(data: Uint8Array, sequence: number): void {
     this.pending += data.byteLength;
     this.term.write(data, () => {
       this.pending -= data.byteLength;
       this.parsedAnchor = sequence;
-      parsed?.();
+      this.onParsed?.(data.byteLength);
     });
     this.anchor = sequence;
   }
@@ -71,4 +75,4 @@ export class ScreenModel implements Screen {
   }
 }
 
-export const inProcessScreens: ScreenFactory = (cols, rows) => new ScreenModel(cols, rows);
+export const inProcessScreens: ScreenFactory = (cols, rows, onParsed) => new ScreenModel(cols, rows, onParsed);

@@ -9,7 +9,16 @@ export interface SessionHostCaps {
   defaultBackend: string;
 }
 
-export const NATIVE_ONLY: SessionHostCaps = { backends: { native: 'direct' }, defaultBackend: 'native' };
+/** The class each backend runs as (pty-ws-v1 §5.1.1): native is direct, multiplexers are managed. */
+const BACKEND_CLASS: Record<string, string> = { native: 'direct', tmux: 'managed', screen: 'managed', zellij: 'managed' };
+
+/** What binding_hello advertises: exactly the backends the PTY host reported it can run. */
+export function sessionHostCaps(hostBackends: readonly string[]): SessionHostCaps {
+  const backends: Record<string, string> = {};
+  for (const b of hostBackends) if (Object.hasOwn(BACKEND_CLASS, b)) backends[b] = BACKEND_CLASS[b]!;
+  if (!backends.native) throw new Error(`the PTY host offers no native backend (it reported: ${hostBackends.join(', ') || 'none'})`);
+  return { backends, defaultBackend: 'native' };
+}
 
 export function helloSessionHost(caps: SessionHostCaps) {
   const classes = [...new Set(Object.values(caps.backends))];
@@ -44,6 +53,35 @@ export function selectBackend(caps: SessionHostCaps, backend: string | undefined
   return { backend: b, sessionClass: c };
 }
 
+/**
+ * A join names the backend/class of a session that already runs: it must be one this server
+ * offers (fail closed, as for a new session) and the one the session runs on.
+ */
+export function checkJoinBackend(caps: SessionHostCaps, record: SessionRecord, join: SessionHostFields): void {
+  const requested = join.session_backend || join.backend;
+  if (!requested && !join.session_class) return;
+  const { backend, sessionClass } = selectBackend(caps, requested || record.backend, join.session_class);
+  if (backend !== record.backend || sessionClass !== record.sessionClass) {
+    throw new BindingError('INVALID_REQUEST', `session ${record.id} already runs on ${record.backend}/${record.sessionClass}, not ${backend}/${sessionClass}`, {
+      metadata: { reason: 'session_backend.mismatch', session_backend: record.backend },
+    });
+  }
+}
+
+/** A failed spawn as the joining client sees it: what went wrong, in `reason` and the message. */
+export function spawnError(e: unknown): BindingError {
+  const err = e as { code?: string; message?: string };
+  if (err.code === 'backend_unavailable') {
+    return new BindingError('UNSUPPORTED_OPERATION', err.message ?? 'backend unavailable', {
+      metadata: { reason: 'session_backend.not_implemented' },
+      extra: { reason: 'session_backend.not_implemented' },
+    });
+  }
+  return new BindingError('INVALID_REQUEST', `could not start the session's process: ${err.message ?? String(e)}`, {
+    metadata: { reason: `spawn.${err.code ?? 'failed'}` },
+  });
+}
+
 export interface SpawnDefaults {
   defaultShell: string;
   defaultCwd: string;
@@ -57,6 +95,7 @@ export function buildSpawnSpec(record: SessionRecord, join: SessionHostFields, c
   const cwd = nonEmpty(join.cwd) ?? nonEmpty(join.working_dir) ?? nonEmpty(record.cwd) ?? d.defaultCwd;
   return {
     sessionId: record.id,
+    backend: record.backend,
     argv,
     cwd,
     env: { ...d.baseEnv, ...record.env, ...join.env },

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
+import { until } from './wait.ts';
 
 const BIN = new URL('../../bin/pty-ws.js', import.meta.url).pathname;
 
@@ -24,15 +25,6 @@ function runCli(args: string[], home: string, env: Record<string, string> = {}):
   return { proc, stdout: () => out, stderr: () => err, exit };
 }
 
-export async function until<T>(f: () => T | undefined | null | Promise<T | undefined | null>, what: string, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /**
  * One temp HOME and at most one running child per test, both cleaned up after it. Call at the top
@@ -56,3 +48,4 @@ export function cliSandbox(prefix: string): { dir(): string; run(args: string[],
     },
   };
 }
+export { until };

@@ -30,10 +30,15 @@ export class TestClient {
   readonly received: Received[] = [];
   closed: { code: number; reason: string } | null = null;
   private waiters: Array<() => void> = [];
+  /** The decoded Output, frame by frame as it arrives (waiting on it must not be quadratic). */
+  private readonly outputChunks: string[] = [];
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data: Buffer, isBinary: boolean) => {
-      this.received.push(isBinary ? { type: 'binary', data } : { type: 'json', frame: JSON.parse(data.toString('utf8')) as Frame });
+      const r: Received = isBinary ? { type: 'binary', data } : { type: 'json', frame: JSON.parse(data.toString('utf8')) as Frame };
+      this.received.push(r);
+      if (r.type === 'binary') this.outputChunks.push(r.data.subarray(13).toString('utf8'));
+      else if (r.frame.payload.kind === 'Output') this.outputChunks.push(Buffer.from(String(r.frame.payload.data), 'base64').toString('utf8'));
       this.wake();
     });
     ws.on('close', (code: number, reason: Buffer) => {
@@ -92,13 +97,7 @@ export class TestClient {
 
   /** Everything the PTY printed so far: JSON Output frames and PW1O binary frames, in order. */
   output(): string {
-    return this.received
-      .map((r) => {
-        if (r.type === 'binary') return r.data.subarray(13).toString('utf8');
-        if (r.frame.payload.kind === 'Output') return Buffer.from(String(r.frame.payload.data), 'base64').toString('utf8');
-        return '';
-      })
-      .join('');
+    return this.outputChunks.join('');
   }
 
   /** The text of the latest Keyframe's snapshot (escape sequences and all). */
@@ -128,7 +127,19 @@ export class TestClient {
   }
 
   waitForOutput(text: string, timeoutMs?: number): Promise<string> {
-    return this.waitFor(() => (this.output().includes(text) ? this.output() : undefined), `output containing ${JSON.stringify(text)}`, timeoutMs);
+    // Each wake searches only what arrived since the last one, after the tail of what came before.
+    let next = 0;
+    let carry = '';
+    return this.waitFor(
+      () => {
+        const fresh = carry + this.outputChunks.slice(next).join('');
+        next = this.outputChunks.length;
+        carry = fresh.slice(-(text.length - 1) || fresh.length);
+        return fresh.includes(text) ? this.output() : undefined;
+      },
+      `output containing ${JSON.stringify(text)}`,
+      timeoutMs,
+    );
   }
 
   waitForClose(timeoutMs?: number): Promise<{ code: number; reason: string }> {

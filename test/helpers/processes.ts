@@ -2,6 +2,7 @@
 // as children of the test, so they can be SIGKILLed and restarted.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createServer } from 'node:net';
+import { until } from './wait.ts';
 
 export const BIN = new URL('../../bin/pty-ws.js', import.meta.url).pathname;
 
@@ -37,15 +38,6 @@ export function runCli(args: string[], env: Record<string, string>, options: Pic
   return { proc, stdout: () => out, stderr: () => err, exited, stop };
 }
 
-export async function until<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, what: string, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** A standalone PTY host on `socket`, up once it prints its listening line. */
 export async function startPtyHostProcess(socket: string, env: Record<string, string> = {}): Promise<Child> {
@@ -100,3 +92,4 @@ export function freePort(): Promise<number> {
     });
   });
 }
+export { until };

@@ -3,34 +3,42 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { startServer, type RunningServer } from '../../src/adapter/node/server.ts';
+import { startServer, type RunningServer, type StartOptions } from '../../src/adapter/node/server.ts';
 import type { Logger } from '../../src/ports.ts';
 
 export interface TestServer extends RunningServer {
   dir: string;
+  config: Config;
   /** Every log line, child-logger fields included, as JSON. */
   logs: string[];
   wsOrigin: string;
   attachUrl(sessionId: string): string;
   /** POST /agents/{instance}/sessions with the dev token (or the given one); throws unless 201. */
   createSession(body?: Record<string, unknown>, token?: string | null): Promise<{ session_id: string; attach_url: string }>;
-  stop(): Promise<void>;
+  /** Closes the server and removes its dir (kept with `keepDir`, e.g. for a restart on it). */
+  stop(opts?: { keepDir?: boolean }): Promise<void>;
+}
+
+export interface TestServerOptions extends Omit<StartOptions, 'logger' | 'createDefaultSession'> {
+  /** Start on this state dir (a restart) instead of a new temp dir; no default session then. */
+  dir?: string;
+  /** Config fields that have no env var or flag. */
+  overrides?: Partial<Config>;
 }
 
 /**
  * Test files open many connections of one principal in quick succession, so both per-principal
- * attach limits are raised unless a test sets them (the limits have their own tests); `overrides`
- * replace Config fields that have no env var.
+ * attach limits are raised unless a test sets them (the limits have their own tests).
  */
-export async function startTestServer(env: Record<string, string> = {}, flags: Record<string, string> = {}, overrides: Partial<Config> = {}): Promise<TestServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'pty-ws-test-'));
+export async function startTestServer(env: Record<string, string> = {}, flags: Record<string, string> = {}, opts: TestServerOptions = {}): Promise<TestServer> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'pty-ws-test-'));
   const config: Config = {
     ...loadConfig(
       { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '1000', ...env },
       { port: '0', 'state-dir': dir, ...flags },
     ),
     upgradeAttemptsPerSecond: 1000,
-    ...overrides,
+    ...opts.overrides,
   };
   const logs: string[] = [];
   const collecting = (base: Record<string, unknown>): Logger => ({
@@ -38,14 +46,15 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
     child: (fields) => collecting({ ...base, ...fields }),
   });
   const logger = collecting({});
-  const server = await startServer(config, { createDefaultSession: true, logger }).catch((e: unknown) => {
-    rmSync(dir, { recursive: true, force: true });
+  const server = await startServer(config, { createDefaultSession: opts.dir === undefined, logger, decoratePtyHost: opts.decoratePtyHost }).catch((e: unknown) => {
+    if (opts.dir === undefined) rmSync(dir, { recursive: true, force: true });
     throw e;
   });
   const wsOrigin = server.origin.replace(/^http/, 'ws');
   return {
     ...server,
     dir,
+    config,
     logs,
     wsOrigin,
     attachUrl: (id) => `${wsOrigin}/agents/${config.instanceId}/sessions/${id}/attach`,
@@ -56,10 +65,9 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
       if (res.status !== 201) throw new Error(`create session: HTTP ${res.status} ${await res.text()}`);
       return (await res.json()) as { session_id: string; attach_url: string };
     },
-    async stop() {
+    async stop({ keepDir = false } = {}) {
       await server.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (!keepDir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
-

@@ -31,9 +31,12 @@ function denoHostSocket(conn: Deno.UnixConn): HostSocket {
   const writeAll = async (bytes: Uint8Array) => {
     for (let off = 0; off < bytes.byteLength; ) off += await conn.write(bytes.subarray(off));
   };
+  // Flow control: while paused the read loop waits here, so the host sees a full socket.
+  let gate: { wait: Promise<void>; open: () => void } | null = null;
   const readAll = async () => {
     try {
       for (;;) {
+        if (gate) await gate.wait;
         const buf = new Uint8Array(READ_BYTES);
         const n = await conn.read(buf);
         if (n === null) break;
@@ -57,6 +60,16 @@ function denoHostSocket(conn: Deno.UnixConn): HostSocket {
       writes = writes.then(() => conn.closeWrite()).catch(() => finish());
     },
     destroy: () => finish(),
+    pause() {
+      if (gate) return;
+      let open!: () => void;
+      const wait = new Promise<void>((resolve) => (open = resolve));
+      gate = { wait, open };
+    },
+    resume() {
+      gate?.open();
+      gate = null;
+    },
     get writable() {
       return state === 'open';
     },
@@ -89,7 +102,7 @@ export async function ensurePtyHost(options: EnsurePtyHostOptions): Promise<PtyH
   try {
     const host = await connectPtyHost(socketPath, { logger });
     logger.log('info', 'using running pty host', { socket: socketPath });
-    return { host, startedHere: false, stop: () => host.close() };
+    return { host, backends: host.backends, startedHere: () => false, pid: () => host.hostPid, close: () => host.close(), stop: () => host.close() };
   } catch (err) {
     if (!noHostListening(err)) throw err;
   }
@@ -98,8 +111,10 @@ export async function ensurePtyHost(options: EnsurePtyHostOptions): Promise<PtyH
     const host = await connectPtyHost(socketPath, { logger });
     return {
       host,
-      startedHere: true,
-      pid: started.child.pid,
+      backends: host.backends,
+      startedHere: () => true,
+      pid: () => host.hostPid,
+      close: () => host.close(),
       stop: async () => {
         await host.close();
         await started.stop();

@@ -8,10 +8,10 @@ function serve(port: NonNullable<typeof parentPort>): void {
   port.on('message', (m: ToWorker) => {
     switch (m.t) {
       case 'create':
-        screens.set(m.id, new ScreenModel(m.cols, m.rows));
+        screens.set(m.id, new ScreenModel(m.cols, m.rows, (bytes) => port.postMessage({ t: 'parsed', id: m.id, bytes })));
         break;
       case 'write':
-        screens.get(m.id)?.write(m.data, m.seq, () => port.postMessage({ t: 'parsed', id: m.id, bytes: m.data.byteLength }));
+        screens.get(m.id)?.write(m.data, m.seq);
         break;
       case 'resize':
         screens.get(m.id)?.resize(m.cols, m.rows, m.seq);

@@ -12,22 +12,25 @@ import { errorCode, setUpAuth } from '../../auth/setup.ts';
 import { ConfigError, type Config } from '../../config.ts';
 import { jsonLogger } from '../../logger.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
-import type { Logger } from '../../ports.ts';
+import type { Logger, PtyHost } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
-import { ensurePtyHost } from './pty-host-client.ts';
+import { SupervisedPtyHost } from './supervised-pty-host.ts';
 import { WorkerScreens } from './worker-screens.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
 import { bundledWebAssets } from './web-assets.ts';
 
 export interface RunningServer extends ServedRouter {
   /** The PTY host this router started, if it started one. */
-  ptyHostPid: number | undefined;
+  /** The pid of the PTY host the router is connected to (null while it is unreachable). */
+  ptyHostPid(): number | null;
 }
 
 export interface StartOptions {
   createDefaultSession?: boolean;
   logger?: Logger;
+  /** Wraps the PtyHost port the hub talks to (a test makes the router slower than its PTYs with it). */
+  decoratePtyHost?: (host: PtyHost) => PtyHost;
 }
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
@@ -45,8 +48,15 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     auth,
     metrics,
     connectPtyHost: async () => {
-      const handle = await ensurePtyHost({ socketPath: resolve(config.ptySocket), logger });
-      return { host: handle.host, startedHere: handle.child !== undefined, pid: handle.child?.pid, stop: () => handle.stop() };
+      const supervised = await SupervisedPtyHost.start({ socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel });
+      return {
+        host: opts.decoratePtyHost?.(supervised) ?? supervised,
+        backends: supervised.backends,
+        startedHere: () => supervised.startedHost,
+        pid: () => supervised.hostPid,
+        close: () => supervised.close(),
+        stop: () => supervised.stop(),
+      };
     },
     startScreens: () => new WorkerScreens(logger),
     app: {
@@ -91,7 +101,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       });
     })());
 
-  return { port, origin, devToken, defaultSession, hub: router.hub, ptyHostPid: router.ptyHost.pid, reloadTokens, close };
+  return { port, origin, devToken, defaultSession, hub: router.hub, ptyHostPid: () => router.ptyHost.pid(), reloadTokens, close };
 }
 
 /** The certificate and key, read and checked as a pair now, so a bad file stops the start with its name. */

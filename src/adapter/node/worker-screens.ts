@@ -23,7 +23,8 @@ export class WorkerScreens {
   private nextId = 1;
   private nextReq = 1;
   private readonly waiters = new Map<number, Waiter>();
-  private readonly backlog = new Map<number, number>();
+  /** Per screen: bytes sent to the worker and not parsed yet, and who hears of progress. */
+  private readonly backlog = new Map<number, { pending: number; onParsed: ((bytes: number) => void) | undefined }>();
 
   constructor(private readonly logger: Logger) {
     this.worker = new Worker(new URL('./screen-worker-boot.mjs', import.meta.url));
@@ -36,9 +37,10 @@ export class WorkerScreens {
     });
   }
 
-  create(cols: number, rows: number): Screen {
+  create(cols: number, rows: number, onParsed?: (bytes: number) => void): Screen {
     const id = this.nextId++;
-    this.backlog.set(id, 0);
+    const backlog = { pending: 0, onParsed };
+    this.backlog.set(id, backlog);
     this.post({ t: 'create', id, cols, rows });
     return {
       write: (data, seq) => {
@@ -46,13 +48,13 @@ export class WorkerScreens {
         // Not data.slice(): on a Node Buffer that is a view, and transferring its (pooled) buffer
         // would detach bytes other messages still point into.
         const copy = new Uint8Array(data);
-        this.backlog.set(id, (this.backlog.get(id) ?? 0) + copy.byteLength);
+        backlog.pending += copy.byteLength;
         this.worker.postMessage({ t: 'write', id, data: copy, seq } satisfies ToWorker, [copy.buffer]);
       },
       resize: (cols, rows, seq) => this.post({ t: 'resize', id, cols, rows, seq }),
       snapshot: () => this.snapshot(id, false),
       snapshotNow: () => this.snapshot(id, true),
-      backlog: () => this.backlog.get(id) ?? 0,
+      backlog: () => backlog.pending,
       dispose: () => {
         this.backlog.delete(id);
         this.post({ t: 'dispose', id });
@@ -78,8 +80,10 @@ export class WorkerScreens {
 
   private onMessage(m: FromWorker): void {
     if (m.t === 'parsed') {
-      const left = this.backlog.get(m.id);
-      if (left !== undefined) this.backlog.set(m.id, left - m.bytes);
+      const backlog = this.backlog.get(m.id);
+      if (!backlog) return;
+      backlog.pending -= m.bytes;
+      backlog.onParsed?.(m.bytes);
       return;
     }
     const waiter = this.waiters.get(m.req);

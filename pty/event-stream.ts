@@ -1,0 +1,126 @@
+// Session events on their way to the routers. They go to every connection that asked for them
+// (`events`) and are held, in order, while none has: output printed while no router listens
+// is delivered when one comes back. And the one rule every PTY follows: paused while nobody
+// receives, or while some receiver's socket is full.
+
+import type { Logger, PtyExit, PtySessionInfo } from '../src/ports.ts';
+import type { Connection } from './connection.ts';
+import { encodeFrame, type HostMessage } from './protocol.ts';
+
+/**
+ * A PTY is read 4 KiB at a time. What a session prints within BATCH_MS goes out as one `data`
+ * message of up to MAX_BATCH_BYTES: a stream of output becomes a few large frames for the
+ * router to number, log and send instead of thousands of small ones, for 2 ms of latency.
+ */
+const BATCH_MS = 2;
+const MAX_BATCH_BYTES = 64 * 1024;
+
+export class EventStream {
+  readonly #log: Logger;
+  readonly #onFlow: (paused: boolean) => void;
+  readonly #subscribers = new Set<Connection>();
+  /** Subscribers whose socket buffer is full. */
+  readonly #congested = new Set<Connection>();
+  /** Encoded events produced while there was no subscriber, oldest first. */
+  readonly #held: Uint8Array[] = [];
+  /** Sessions whose exit is among the held events. */
+  readonly #unreported = new Map<string, PtySessionInfo>();
+  /** Output not sent yet, per session (see MAX_BATCH_BYTES). */
+  readonly #batches = new Map<string, { chunks: Buffer[]; bytes: number }>();
+  #batchTimer: ReturnType<typeof setTimeout> | undefined;
+  #paused = true;
+
+  /** `onFlow` hears every change of whether PTYs must be paused (they must, at first). */
+  constructor(log: Logger, onFlow: (paused: boolean) => void) {
+    this.#log = log;
+    this.#onFlow = onFlow;
+  }
+
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  /** Sessions that ended while nobody received events: `list` still names them. */
+  get unreported(): PtySessionInfo[] {
+    return [...this.#unreported.values()];
+  }
+
+  isUnreported(sessionId: string): boolean {
+    return this.#unreported.has(sessionId);
+  }
+
+  /** The connection receives events from now on, starting with the held ones. */
+  subscribe(conn: Connection): void {
+    if (this.#subscribers.has(conn)) return;
+    this.#subscribers.add(conn);
+    for (const frame of this.#held.splice(0)) conn.send(frame);
+    this.#unreported.clear();
+    this.#updateFlow();
+  }
+
+  congestion(conn: Connection, congested: boolean): void {
+    if (congested) this.#congested.add(conn);
+    else this.#congested.delete(conn);
+    this.#updateFlow();
+  }
+
+  closed(conn: Connection): void {
+    this.#subscribers.delete(conn);
+    this.#congested.delete(conn);
+    this.#updateFlow();
+  }
+
+  output(sessionId: string, chunk: Buffer): void {
+    let batch = this.#batches.get(sessionId);
+    if (!batch) this.#batches.set(sessionId, (batch = { chunks: [], bytes: 0 }));
+    batch.chunks.push(chunk);
+    batch.bytes += chunk.byteLength;
+    if (batch.bytes >= MAX_BATCH_BYTES) this.#flush(sessionId);
+    else if (this.#batchTimer === undefined) this.#batchTimer = setTimeout(() => this.#flushAll(), BATCH_MS);
+  }
+
+  /** The session ended: after the rest of its output, its exit. */
+  exit(info: PtySessionInfo, exit: PtyExit): void {
+    this.#flush(info.sessionId);
+    if (this.#subscribers.size === 0) this.#unreported.set(info.sessionId, { ...info });
+    this.#emit({ t: 'exit', sessionId: info.sessionId, ...exit });
+  }
+
+  stop(): void {
+    clearTimeout(this.#batchTimer);
+  }
+
+  #flushAll(): void {
+    this.#batchTimer = undefined;
+    try {
+      for (const sessionId of [...this.#batches.keys()]) this.#flush(sessionId);
+    } catch (err) {
+      this.#log.log('error', 'output flush failed', { err });
+    }
+  }
+
+  #flush(sessionId: string): void {
+    const batch = this.#batches.get(sessionId);
+    if (!batch) return;
+    this.#batches.delete(sessionId);
+    const data = batch.chunks.length === 1 ? batch.chunks[0]! : Buffer.concat(batch.chunks, batch.bytes);
+    this.#emit({ t: 'data', sessionId, data });
+  }
+
+  #emit(msg: HostMessage): void {
+    const frame = encodeFrame(msg);
+    if (this.#subscribers.size === 0) {
+      this.#held.push(frame);
+      return;
+    }
+    for (const conn of this.#subscribers) conn.send(frame);
+  }
+
+  #updateFlow(): void {
+    const paused = this.#subscribers.size === 0 || this.#congested.size > 0;
+    if (paused === this.#paused) return;
+    this.#paused = paused;
+    this.#log.log('debug', paused ? 'output paused' : 'output resumed', { subscribers: this.#subscribers.size, congested: this.#congested.size });
+    this.#onFlow(paused);
+  }
+}

@@ -1,0 +1,173 @@
+// The PtyHost the router uses: one connection to the PTY host at a time, and when it is lost,
+// reconnecting (starting a new host if none listens) until it is back. The listeners hear
+// onHostLost, then onHostRestored once a host answers again.
+
+import type { ChildProcess } from 'node:child_process';
+import type { LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../../ports.ts';
+import { PtyHostError } from '../../../pty/protocol.ts';
+import { ensurePtyHost, type PtyHostHandle } from './pty-host-process.ts';
+
+export interface SupervisedPtyHostOptions {
+  socketPath: string;
+  logger: Logger;
+  /** The log level of a host this router starts. */
+  logLevel?: LogLevel;
+  /** Waits before each reconnection attempt; the last one repeats. */
+  retryDelaysMs?: readonly number[];
+}
+
+const RETRY_DELAYS_MS = [100, 250, 500, 1000, 2000];
+
+export class SupervisedPtyHost implements PtyHost {
+  readonly #options: SupervisedPtyHostOptions;
+  readonly #listeners = new Set<PtyHostListener>();
+  #handle: PtyHostHandle | null = null;
+  #closed = false;
+  #eventsPaused = false;
+
+  /** Connects to the host on the socket (starting one when none listens). */
+  static async start(options: SupervisedPtyHostOptions): Promise<SupervisedPtyHost> {
+    const supervised = new SupervisedPtyHost(options);
+    supervised.#attach(await supervised.#ensure());
+    return supervised;
+  }
+
+  private constructor(options: SupervisedPtyHostOptions) {
+    this.#options = options;
+  }
+
+  /** The backends the connected host runs (empty while none is connected). */
+  get backends(): readonly string[] {
+    return this.#handle?.host.backends ?? [];
+  }
+
+  /** The connected host's pid, or null while none is connected. */
+  get hostPid(): number | null {
+    return this.#handle?.host.hostPid ?? null;
+  }
+
+  /** True when the connected host is a process this router started. */
+  get startedHost(): boolean {
+    return this.#handle?.child !== undefined;
+  }
+
+  spawn(spec: SpawnSpec): Promise<{ pid: number }> {
+    return this.#client()?.spawn(spec) ?? Promise.reject(unreachable());
+  }
+
+  list(): Promise<PtySessionInfo[]> {
+    return this.#client()?.list() ?? Promise.reject(unreachable());
+  }
+
+  write(sessionId: string, data: Uint8Array): void {
+    this.#client()?.write(sessionId, data);
+  }
+
+  resize(sessionId: string, cols: number, rows: number): void {
+    this.#client()?.resize(sessionId, cols, rows);
+  }
+
+  kill(sessionId: string, signal?: string): void {
+    this.#client()?.kill(sessionId, signal);
+  }
+
+  subscribe(listener: PtyHostListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  startEvents(): void {
+    this.#client()?.startEvents();
+  }
+
+  pauseEvents(): void {
+    this.#eventsPaused = true;
+    this.#client()?.pauseEvents();
+  }
+
+  resumeEvents(): void {
+    this.#eventsPaused = false;
+    this.#client()?.resumeEvents();
+  }
+
+  /** Disconnects and stops reconnecting; the host keeps running. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#handle?.release();
+  }
+
+  /** Disconnects and stops the host if this router started it; otherwise like close(). */
+  async stop(): Promise<void> {
+    this.#closed = true;
+    await this.#handle?.stop();
+  }
+
+  /** The host process this router started, if the connected host is one. */
+  get child(): ChildProcess | undefined {
+    return this.#handle?.child;
+  }
+
+  #client() {
+    return this.#closed ? undefined : this.#handle?.host;
+  }
+
+  #ensure(): Promise<PtyHostHandle> {
+    const { socketPath, logger, logLevel } = this.#options;
+    return ensurePtyHost({ socketPath, logger, logLevel });
+  }
+
+  #attach(handle: PtyHostHandle): void {
+    this.#handle = handle;
+    handle.host.subscribe({
+      onData: (id, data) => this.#notify((l) => l.onData(id, data)),
+      onExit: (id, exit) => this.#notify((l) => l.onExit(id, exit)),
+      onHostLost: (reason) => this.#lost(handle, reason),
+    });
+    if (this.#eventsPaused) handle.host.pauseEvents();
+  }
+
+  #lost(handle: PtyHostHandle, reason: string): void {
+    if (this.#handle !== handle || this.#closed) return;
+    this.#handle = null;
+    this.#options.logger.log('error', 'PTY host connection lost; reconnecting', { reason });
+    this.#notify((l) => l.onHostLost?.(reason));
+    void this.#reconnect();
+  }
+
+  async #reconnect(): Promise<void> {
+    const delays = this.#options.retryDelaysMs ?? RETRY_DELAYS_MS;
+    for (let attempt = 0; !this.#closed; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, delays[Math.min(attempt, delays.length - 1)]));
+      if (this.#closed) return;
+      let handle: PtyHostHandle;
+      try {
+        handle = await this.#ensure();
+      } catch (err) {
+        this.#options.logger.log('warn', 'PTY host still unreachable', { attempt: attempt + 1, error: String(err) });
+        continue;
+      }
+      if (this.#closed) {
+        await handle.release();
+        return;
+      }
+      this.#attach(handle);
+      this.#options.logger.log('info', 'PTY host reachable again', { pid: handle.host.hostPid, started: handle.child !== undefined });
+      this.#notify((l) => l.onHostRestored?.());
+      return;
+    }
+  }
+
+  #notify(call: (listener: PtyHostListener) => void): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        call(listener);
+      } catch (err) {
+        this.#options.logger.log('error', 'pty host listener threw', { err });
+      }
+    }
+  }
+}
+
+function unreachable(): PtyHostError {
+  return new PtyHostError('spawn_failed', 'the PTY host is unreachable right now (reconnecting); try again shortly');
+}
