@@ -36,7 +36,10 @@ const sp = (s: Spread, unit: string, fmt = f1) => `${fmt(s.median)} ${unit} (${f
 const verdict = (ok: boolean) => (ok ? 'meets' : 'MISSES target');
 
 function row(figure: string, value: string, baseline: string, ratio: number | null, target: string, ok: boolean | null): void {
-  rows.push({ figure, value, baseline, ratio: ratio === null ? '' : `${f2(ratio)}×`, target, verdict: ok === null ? '' : verdict(ok) });
+  const r = { figure, value, baseline, ratio: ratio === null ? '' : `${f2(ratio)}×`, target, verdict: ok === null ? '' : verdict(ok) };
+  rows.push(r);
+  // Each figure as soon as it is known: a long run that fails later still leaves these.
+  console.log(`  ${r.figure}: ${r.value}${r.baseline ? ` | baseline ${r.baseline}` : ''}${r.ratio ? ` | ${r.ratio}` : ''}${r.verdict ? ` | ${r.verdict}` : ''}`);
 }
 
 function printTable(): void {

@@ -8,12 +8,15 @@ import type { Connection } from './connection.ts';
 import { encodeFrame, type HostMessage } from './protocol.ts';
 
 /**
- * A PTY is read 4 KiB at a time. What a session prints within BATCH_MS goes out as one `data`
- * message of up to MAX_BATCH_BYTES: a stream of output becomes a few large frames for the
- * router to number, log and send instead of thousands of small ones, for 2 ms of latency.
+ * A PTY is read 4 KiB at a time. A read that filled most of that means more is coming: it waits
+ * up to BATCH_MS with what follows, and goes out as one `data` message of up to MAX_BATCH_BYTES —
+ * a few large frames for the router to number, log and send instead of thousands of small ones.
+ * A short read (a keystroke's echo, the end of a burst) goes out at once with what waits before
+ * it, so batching costs no interactive latency.
  */
 const BATCH_MS = 2;
 const MAX_BATCH_BYTES = 64 * 1024;
+const STREAMING_READ_BYTES = 2048;
 
 export class EventStream {
   readonly #log: Logger;
@@ -75,7 +78,7 @@ export class EventStream {
     if (!batch) this.#batches.set(sessionId, (batch = { chunks: [], bytes: 0 }));
     batch.chunks.push(chunk);
     batch.bytes += chunk.byteLength;
-    if (batch.bytes >= MAX_BATCH_BYTES) this.#flush(sessionId);
+    if (batch.bytes >= MAX_BATCH_BYTES || chunk.byteLength < STREAMING_READ_BYTES) this.#flush(sessionId);
     else if (this.#batchTimer === undefined) this.#batchTimer = setTimeout(() => this.#flushAll(), BATCH_MS);
   }
 

@@ -2,10 +2,6 @@ import type { LogLevel, Logger } from '../src/ports.ts';
 
 const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 
-export function isLogLevel(value: unknown): value is LogLevel {
-  return typeof value === 'string' && value in RANK;
-}
-
 /** A Logger that writes one JSON object per line, dropping levels below `minLevel`. */
 export function createJsonLogger(
   write: (line: string) => void,

@@ -1,4 +1,5 @@
-// Entry point: `node --import tsx pty/main.ts --socket <path>` (or PTY_WS_PTY_SOCKET).
+// Entry point: `node --import tsx pty/main.ts --socket <path>` (or PTY_WS_PTY_SOCKET); settings are
+// read by the same src/config.ts as the router's.
 // Prints `pty-host listening <path>` on stdout once it accepts connections; logs JSON to stderr.
 
 import { once } from 'node:events';
@@ -6,13 +7,13 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { lstat, unlink } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, parseArgs, type Config } from '../src/config.ts';
 import type { Logger } from '../src/ports.ts';
 import { detectBackends } from './backends/detect.ts';
 import { PtyHostServer } from './host.ts';
-import { createJsonLogger, isLogLevel } from './log.ts';
+import { createJsonLogger } from './log.ts';
 
-async function main(log: Logger): Promise<void> {
+async function main(config: Config, log: Logger): Promise<void> {
   // Once a router that started us is gone, logging into its dead pipe must not kill the sessions.
   process.stderr.on('error', () => {});
   process.stdout.on('error', () => {});
@@ -20,15 +21,12 @@ async function main(log: Logger): Promise<void> {
   process.on('uncaughtException', (err) => log.log('error', 'uncaught exception', { err }));
   process.on('unhandledRejection', (err) => log.log('error', 'unhandled rejection', { err }));
 
-  const { values } = parseArgs({ options: { socket: { type: 'string' } } });
-  const socketOption = values.socket ?? process.env.PTY_WS_PTY_SOCKET;
-  if (!socketOption) throw new Error('usage: pty/main.ts --socket <path> (or set PTY_WS_PTY_SOCKET)');
-  const socketPath = path.resolve(socketOption);
+  const socketPath = path.resolve(config.ptySocket);
 
   mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
   await removeStaleSocket(socketPath);
 
-  const host = new PtyHostServer(log, await detectBackends(socketPath, log));
+  const host = new PtyHostServer(log, await detectBackends(socketPath, log, config.sessionBaseEnv.PATH));
   // Before listening, so the first `list` already names the sessions an earlier host left.
   await host.recover();
   const server = createServer((socket) => host.accept(socket));
@@ -84,12 +82,24 @@ function isListening(socketPath: string): Promise<boolean> {
   });
 }
 
-const level = process.env.PTY_WS_LOG_LEVEL;
-const log = createJsonLogger((line) => process.stderr.write(line), isLogLevel(level) ? level : 'info', {
+/** The router's settings, with `--socket` as the host's short name for `--pty-socket`. */
+function readConfig(): Config {
+  const { socket, ...flags } = parseArgs(process.argv.slice(2)).flags;
+  try {
+    return loadConfig(process.env, socket === undefined ? flags : { ...flags, 'pty-socket': socket });
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    process.stderr.write(`pty-host: ${e.message}\n`);
+    process.exit(2);
+  }
+}
+
+const config = readConfig();
+const log = createJsonLogger((line) => process.stderr.write(line), config.logLevel, {
   component: 'pty-host',
   pid: process.pid,
 });
-main(log).catch((err: unknown) => {
+main(config, log).catch((err: unknown) => {
   log.log('error', 'failed to start', { err });
   process.exit(1);
 });

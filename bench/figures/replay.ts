@@ -1,10 +1,12 @@
 // Figure 4: reconnect with replay_from 1000 frames back → time to the Keyframe; again with 100k
 // frames retained. Baseline: a join without replay on the same session.
+import { writeFileSync } from 'node:fs';
 import { BenchClient } from '../lib/client.ts';
 import type { BenchServer } from '../lib/server.ts';
 import { spread, type Spread } from '../lib/stats.ts';
 
-const PRODUCER = ['/bin/sh', '-c', 'i=0; while [ $i -lt 400000 ]; do echo "line $i"; i=$((i+1)); done; sleep 3600'];
+/** Prints numbered lines until `stop` exists, then idles: the replay is measured on a quiet session. */
+const producer = (stop: string) => ['/bin/sh', '-c', `i=0; while [ ! -e ${stop} ]; do echo "line $i"; i=$((i+1)); done; sleep 3600`];
 
 async function timeToKeyframe(server: BenchServer, id: string, replayFrom: number | null): Promise<{ ms: number; frames: number }> {
   const c = await BenchClient.connect(server.attachUrl(id), server.token, false);
@@ -29,7 +31,8 @@ export interface ReplayFigures {
 
 /** Produces output until `retained` frames are logged, then measures `runs` reconnects. */
 export async function replay(server: BenchServer, retained: number, runs: number): Promise<ReplayFigures> {
-  const id = await server.createSession({ argv: PRODUCER });
+  const stop = `${server.dir}/stop-${retained}`;
+  const id = await server.createSession({ argv: producer(stop) });
   const ctl = await BenchClient.connect(server.attachUrl(id), server.token, true);
   await ctl.join('controller');
   const deadline = Date.now() + 120_000;
@@ -38,8 +41,8 @@ export async function replay(server: BenchServer, retained: number, runs: number
     await new Promise((r) => setTimeout(r, 200));
     seq = Number((await server.getSession(id)).current_sequence);
   }
-  ctl.send('pty.session_input', { data: Buffer.from('\x03').toString('base64') });
-  await new Promise((r) => setTimeout(r, 500));
+  writeFileSync(stop, '');
+  await new Promise((r) => setTimeout(r, 1000));
   seq = Number((await server.getSession(id)).current_sequence);
   const withReplay: number[] = [];
   const plain: number[] = [];

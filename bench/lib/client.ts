@@ -36,13 +36,20 @@ export class BenchClient {
     });
   }
 
+  /** Connects; a 429 (the server's upgrade rate limit per principal) is waited out and retried. */
   static async connect(url: string, token: string, binary: boolean): Promise<BenchClient> {
-    const ws = new WebSocket(url, [binary ? 'pty-ws.v1.binary' : 'pty-ws.v1'], { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
-    await new Promise((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-    });
-    return new BenchClient(ws);
+    for (let attempt = 0; ; attempt++) {
+      const ws = new WebSocket(url, [binary ? 'pty-ws.v1.binary' : 'pty-ws.v1'], { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
+      const status = await new Promise<number>((resolve, reject) => {
+        ws.once('open', () => resolve(101));
+        ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.once('error', reject);
+      });
+      if (status === 101) return new BenchClient(ws);
+      ws.terminate();
+      if (status !== 429 || attempt >= 60) throw new Error(`attach refused: HTTP ${status}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
   }
 
   on(listener: (f: Frame | null, data: Buffer | null) => void): () => void {
