@@ -164,7 +164,7 @@ export function loadConfig(env: Env, flags: Record<string, string> = {}): Config
     upgradeAttemptsPerSecond: UPGRADE_ATTEMPTS_PER_SECOND,
     defaultCols: 120,
     defaultRows: 30,
-    lag: { highBytes: 4 * 1024 * 1024, lowBytes: 256 * 1024, pollMs: 50 },
+    lag: { highBytes: 16 * 1024 * 1024, lowBytes: 1024 * 1024, pollMs: 50 },
     ptyHostLossGraceMs: 15_000,
     sessionBaseEnv: baseEnv(env),
     defaultCwd: env.HOME || '/',

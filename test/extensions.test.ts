@@ -7,14 +7,19 @@ let server: TestServer;
 let token: string;
 
 beforeAll(async () => {
-  server = await startTestServer({
-    PTY_WS_MAX_CONTROLLERS: '2',
-    PTY_WS_MAX_OBSERVERS: '3',
-    PTY_WS_KEYFRAME_INTERVAL_FRAMES: '20',
-    PTY_WS_KEYFRAME_INTERVAL_SECONDS: '1',
-    PTY_WS_REPLAY_BUFFER_FRAMES: '40',
-    PTY_WS_REPLAY_RETENTION_SECONDS: '1',
-  });
+  server = await startTestServer(
+    {
+      PTY_WS_MAX_CONTROLLERS: '2',
+      PTY_WS_MAX_OBSERVERS: '3',
+      PTY_WS_KEYFRAME_INTERVAL_FRAMES: '20',
+      PTY_WS_KEYFRAME_INTERVAL_SECONDS: '1',
+      PTY_WS_REPLAY_BUFFER_FRAMES: '40',
+      PTY_WS_REPLAY_RETENTION_SECONDS: '1',
+    },
+    {},
+    // A lower slow-consumer threshold than the product's 16 MiB keeps the lag test's output small.
+    { overrides: { lag: { highBytes: 4 * 1024 * 1024, lowBytes: 256 * 1024, pollMs: 50 } } },
+  );
   token = server.devToken!;
 });
 afterAll(async () => {

@@ -110,7 +110,6 @@ export async function throughput(file: string, size: number, runs: number): Prom
     await server.stop();
     await quiet.stop();
   }
-  const all = [...base, ...bin, ...json, ...noCadence];
   const withLog = [...bin, ...json, ...noCadence];
   return {
     baseline: spread(base.map((r) => r.mbps)),
@@ -120,6 +119,8 @@ export async function throughput(file: string, size: number, runs: number): Prom
     rowsPerSec: spread(withLog.map((r) => r.rowsPerSec!)),
     logMBps: spread(withLog.map((r) => r.logMBps!)),
     durabilityDelayMs: spread(withLog.map((r) => r.durabilityDelayMs!)),
-    allVerified: all.every((r) => r.verified),
+    // The plain node-pty baseline is not verified: node-pty drops the tail of a process's output at
+    // exit on Linux (node-pty #72/#85), which the PTY host works around and the baseline script does not.
+    allVerified: withLog.every((r) => r.verified),
   };
 }
