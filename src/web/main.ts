@@ -33,16 +33,22 @@ const sessions = () =>
   });
 let list = sessions();
 
+/** The message a failed session-list refresh showed: a later refresh that works takes it away. */
+let refreshError: string | null = null;
+
 async function refresh(): Promise<void> {
   try {
     await list.refresh(attached);
     show(tokenForm, false);
+    if (refreshError !== null && errorBox.textContent === refreshError) show(errorBox, false);
+    refreshError = null;
   } catch (e) {
     if (e instanceof RestError && e.status === 401) {
       show(tokenForm, true);
       if (token) showError('The server refused this token. Paste a valid one.');
     } else {
-      showError(e instanceof Error ? e.message : String(e));
+      refreshError = e instanceof Error ? e.message : String(e);
+      showError(refreshError);
     }
   }
 }
