@@ -293,7 +293,7 @@ const LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'] satisfies L
 /** Re-logs one of the host's JSON log lines through the router's logger. */
 export function relayHostLog(log: Logger, line: string): void {
   try {
-    const { level, msg, ts: _ts, component: _component, ...fields } = JSON.parse(line) as Record<string, unknown>;
+    const { level, msg, time: _time, component: _component, ...fields } = JSON.parse(line) as Record<string, unknown>;
     if (typeof level === 'string' && LEVELS.includes(level) && typeof msg === 'string') {
       log.log(level as LogLevel, msg, fields);
       return;

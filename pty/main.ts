@@ -11,7 +11,7 @@ import { ConfigError, loadConfig, parseArgs, type Config } from '../src/config.t
 import type { Logger } from '../src/ports.ts';
 import { detectBackends } from './backends/detect.ts';
 import { PtyHostServer } from './host.ts';
-import { createJsonLogger } from './log.ts';
+import { jsonLogger } from '../src/logger.ts';
 
 async function main(config: Config, log: Logger): Promise<void> {
   // Once a router that started us is gone, logging into its dead pipe must not kill the sessions.
@@ -95,10 +95,7 @@ function readConfig(): Config {
 }
 
 const config = readConfig();
-const log = createJsonLogger((line) => process.stderr.write(line), config.logLevel, {
-  component: 'pty-host',
-  pid: process.pid,
-});
+const log = jsonLogger(config.logLevel, { component: 'pty-host', pid: process.pid }, { write: (line) => void process.stderr.write(line) });
 main(config, log).catch((err: unknown) => {
   log.log('error', 'failed to start', { err });
   process.exit(1);

@@ -17,7 +17,7 @@ export function jsonLogger(level: LogLevel, base: Record<string, unknown>, opts:
       if (ORDER[lvl] < ORDER[level]) return;
       const time = new Date().toISOString();
       const all = { ...base, ...fields };
-      write(opts.pretty ? `${prettyLine(time, lvl, msg, all)}\n` : `${JSON.stringify({ time, level: lvl, msg, ...all })}\n`);
+      write(opts.pretty ? `${prettyLine(time, lvl, msg, all)}\n` : `${JSON.stringify({ time, level: lvl, msg, ...all }, errorReplacer)}\n`);
     },
     child(fields) {
       return jsonLogger(level, { ...base, ...fields }, opts);
@@ -28,7 +28,12 @@ export function jsonLogger(level: LogLevel, base: Record<string, unknown>, opts:
 function prettyLine(time: string, level: LogLevel, msg: string, fields: Record<string, unknown>): string {
   const rest = Object.entries(fields)
     .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v, errorReplacer)}`)
     .join(' ');
   return `${time.slice(11, 23)} ${level.toUpperCase().padEnd(5)} ${msg}${rest ? `  ${rest}` : ''}`;
+}
+
+// Errors have no enumerable own properties and would serialize as {}.
+function errorReplacer(_key: string, value: unknown): unknown {
+  return value instanceof Error ? { name: value.name, message: value.message } : value;
 }
