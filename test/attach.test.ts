@@ -1,6 +1,6 @@
 // End to end: real router, real PTY host, real shell, real libSQL file, real ws client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { b64, TestClient } from './helpers/client.ts';
+import { b64, binaryEcho, TestClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 let server: TestServer;
@@ -112,14 +112,9 @@ describe('attach to a real shell', () => {
 describe('binary mode (pty-ws.v1.binary)', () => {
   it('delivers live output as PW1O frames numbered from the session counter and accepts PW1I input', async () => {
     const s = await createSession();
-    const c = await TestClient.connect(s.attach_url, { token, protocols: ['pty-ws.v1', 'pty-ws.v1.binary'] });
+    const { client: c, hello, pw1o: bins } = await binaryEcho(s.attach_url, token);
     expect(c.ws.protocol).toBe('pty-ws.v1.binary');
-    const hello = await c.waitForFrame((f) => f.op === 'binding_hello', 'hello');
     expect(hello.payload.payload_mode).toMatchObject({ binary: true });
-    await c.join({ role: 'controller' });
-    c.sendRaw(Buffer.concat([Buffer.from('PW1I'), Buffer.from('echo bin-$((1+1))\r')]));
-    await c.waitForOutput('bin-2');
-    const bins = c.received.filter((r) => r.type === 'binary').map((r) => (r as { data: Buffer }).data);
     expect(bins.length).toBeGreaterThan(0);
     for (const b of bins) {
       expect(b.subarray(0, 4).toString()).toBe('PW1O');

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { b64, TestClient } from './helpers/client.ts';
+import { b64, binaryEcho, TestClient } from './helpers/client.ts';
 import { until } from './helpers/cli.ts';
 import { selfSignedCert, type TestCert } from './helpers/tls.ts';
 
@@ -173,14 +173,9 @@ describe('the router on Deno (deno task start)', () => {
   });
 
   it('speaks pty-ws.v1.binary: PW1I input in, PW1O output out', async () => {
-    const c = await TestClient.connect(router.attachUrl, { token: router.token, protocols: ['pty-ws.v1', 'pty-ws.v1.binary'] });
+    const { client: c, hello, pw1o: bins } = await binaryEcho(router.attachUrl, router.token);
     expect(c.ws.protocol).toBe('pty-ws.v1.binary');
-    const hello = await c.waitForFrame((f) => f.op === 'binding_hello', 'hello');
     expect(hello.payload.payload_mode).toMatchObject({ binary: true });
-    await c.join({ role: 'controller' });
-    c.sendRaw(Buffer.concat([Buffer.from('PW1I'), Buffer.from('echo bin-$((1+1))\r')]));
-    await c.waitForOutput('bin-2');
-    const bins = c.received.flatMap((r) => (r.type === 'binary' ? [r.data] : []));
     expect(bins.length).toBeGreaterThan(0);
     for (const b of bins) expect(b.subarray(0, 4).toString()).toBe('PW1O');
     c.close();

@@ -165,3 +165,16 @@ export class TestClient {
 }
 
 export const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
+
+/**
+ * Attaches in binary mode (offering both tokens), joins as controller, types through PW1I and waits
+ * for the echo: the client, and the PW1O frames it got. The same scenario on every runtime.
+ */
+export async function binaryEcho(url: string, token: string | null | undefined): Promise<{ client: TestClient; hello: Frame; pw1o: Buffer[] }> {
+  const client = await TestClient.connect(url, { token, protocols: ['pty-ws.v1', 'pty-ws.v1.binary'] });
+  const hello = await client.waitForFrame((f) => f.op === 'binding_hello', 'hello');
+  await client.join({ role: 'controller' });
+  client.sendRaw(Buffer.concat([Buffer.from('PW1I'), Buffer.from('echo bin-$((1+1))\r')]));
+  await client.waitForOutput('bin-2');
+  return { client, hello, pw1o: client.received.flatMap((r) => (r.type === 'binary' ? [r.data] : [])) };
+}
