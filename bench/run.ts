@@ -7,10 +7,11 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fanOut } from './figures/fanout.ts';
-import { nodePtyEcho, serverEcho } from './figures/latency.ts';
+import { nodePtyEcho, relayEcho, serverEcho } from './figures/latency.ts';
 import { replay } from './figures/replay.ts';
 import { scale } from './figures/scale.ts';
 import { throughput } from './figures/throughput.ts';
+import { startRelay } from './lib/relay.ts';
 import { startBenchServer } from './lib/server.ts';
 import type { Spread } from './lib/stats.ts';
 
@@ -65,10 +66,20 @@ async function main(): Promise<void> {
         const t = await throughput(file, size, RUNS);
         results.throughput = t;
         const base = t.baseline.median;
+        row('1 output, bare one-process WS relay (floor of a Node design)', sp(t.relay, 'MB/s'), sp(t.baseline, 'MB/s'), t.relay.median / base, '', null);
         row('1 output, binary (PW1O)', sp(t.binary, 'MB/s'), sp(t.baseline, 'MB/s'), t.binary.median / base, '≥ 0.8× (stretch 0.9×)', t.binary.median / base >= 0.8);
         row('1 output, JSON/base64', sp(t.json, 'MB/s'), sp(t.baseline, 'MB/s'), t.json.median / base, '≥ 0.5×', t.json.median / base >= 0.5);
         row('1 output, binary, keyframe cadence off', sp(t.binaryNoCadence, 'MB/s'), sp(t.baseline, 'MB/s'), t.binaryNoCadence.median / base, 'keyframes on ≥ 0.7× (row 1)', null);
-        row('1 bytes verified (sha256, every server run)', t.allVerified ? 'yes' : 'NO', '', null, 'yes', t.allVerified);
+        row('1 bytes verified (sha256, every run)', t.allVerified ? 'yes' : 'NO', '', null, 'yes', t.allVerified);
+        const c = t.cpu;
+        row(
+          '1 CPU s per 100 MB, binary (what bounds it)',
+          `router main ${f2(c.routerMain)}, router threads ${f2(c.routerThreads)}, PTY host ${f2(c.host)}, client ${f2(c.client)}, rest ${f2(c.rest)}`,
+          `both cores ${(c.machineBusy * 100).toFixed(0)} % busy`,
+          null,
+          '',
+          null,
+        );
         row('5 log rows committed', sp(t.rowsPerSec, 'rows/s', (n) => n.toFixed(0)), '', null, '', null);
         row('5 log bytes committed', sp(t.logMBps, 'MB/s'), '', null, '', null);
         row('5 durability delay after last byte', sp(t.durabilityDelayMs, 'ms'), '', null, '', null);
@@ -97,11 +108,14 @@ async function main(): Promise<void> {
     if (ONLY.has('latency')) {
       console.log('figure 2: echo latency …');
       const base = await nodePtyEcho(1000, 100);
+      const relayServer = await startRelay();
+      const relayed = await relayEcho(relayServer, 1000, 100).finally(() => relayServer.stop());
+      row('2 echo latency, bare one-process WS relay', `p50 ${f2(relayed.p50)} / p90 ${f2(relayed.p90)} / p99 ${f2(relayed.p99)} ms`, `p50 ${f2(base.p50)} / p99 ${f2(base.p99)} ms`, relayed.p99 / base.p99, '', null);
       const server = await startBenchServer(LIMITS);
       try {
         const bin = await serverEcho(server, 1000, 100, 0, true);
         const json = await serverEcho(server, 1000, 100, 0, false);
-        results.latency = { nodePty: base, binary: bin.controller, json: json.controller };
+        results.latency = { nodePty: base, relay: relayed, binary: bin.controller, json: json.controller };
         row('2 echo latency, binary', `p50 ${f2(bin.controller.p50)} / p90 ${f2(bin.controller.p90)} / p99 ${f2(bin.controller.p99)} ms`, `p50 ${f2(base.p50)} / p99 ${f2(base.p99)} ms`, bin.controller.p99 / base.p99, 'p99 ≤ 2 ms', bin.controller.p99 <= 2);
         row('2 echo latency, JSON', `p50 ${f2(json.controller.p50)} / p90 ${f2(json.controller.p90)} / p99 ${f2(json.controller.p99)} ms`, `p50 ${f2(base.p50)} / p99 ${f2(base.p99)} ms`, json.controller.p99 / base.p99, 'p99 ≤ 2 ms', json.controller.p99 <= 2);
       } finally {
@@ -116,7 +130,7 @@ async function main(): Promise<void> {
         const big = await replay(server, 100_000, RUNS * 3);
         results.replay = { small, big };
         for (const r of [small, big]) {
-          row(`4 replay 1000 frames → Keyframe (${r.retained} retained)`, sp(r.replay1000, 'ms'), `${sp(r.joinWithoutReplay, 'ms')} (join, no replay)`, r.replay1000.median / r.joinWithoutReplay.median, '≤ 50 ms', r.replay1000.median <= 50);
+          row(`4 replay ${r.replayedFrames} frames of ~${r.frameBytes.toFixed(0)} B → Keyframe (${r.retained} retained)`, sp(r.replay1000, 'ms'), `${sp(r.joinWithoutReplay, 'ms')} (join, no replay)`, r.replay1000.median / r.joinWithoutReplay.median, '≤ 50 ms', r.replay1000.median <= 50);
         }
       } finally {
         await server.stop();

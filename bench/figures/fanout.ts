@@ -2,6 +2,7 @@
 import { BenchClient } from '../lib/client.ts';
 import type { BenchServer } from '../lib/server.ts';
 import { median } from '../lib/stats.ts';
+import { untilAll } from './throughput.ts';
 
 export interface FanOut {
   observers: number;
@@ -21,10 +22,7 @@ export async function fanOut(server: BenchServer, file: string, size: number, ob
     obs.push(o);
   }
   const everyone = [ctl, ...obs];
-  await Promise.race([
-    Promise.all(everyone.map((c) => new Promise<void>((resolve) => (c.bytes >= size ? resolve() : c.on(() => c.bytes >= size && resolve()))))),
-    new Promise((r) => setTimeout(r, 180_000)),
-  ]);
+  await untilAll(everyone, size, 180_000);
   const rates = obs.map((o) => o.bytes / 1e6 / ((o.lastByteAt - o.firstByteAt) / 1000));
   for (const c of everyone) c.close();
   return { observers, perObserverMBps: median(rates), slowestObserverMBps: Math.min(...rates), allComplete: everyone.every((c) => c.bytes >= size) };

@@ -1,6 +1,7 @@
 // Figure 2: keystroke echo latency through the server against node-pty directly.
 import pty from 'node-pty';
 import { BenchClient } from '../lib/client.ts';
+import type { Relay } from '../lib/relay.ts';
 import type { BenchServer } from '../lib/server.ts';
 import { percentile } from '../lib/stats.ts';
 
@@ -27,40 +28,52 @@ export async function nodePtyEcho(samples: number, warmup: number): Promise<Late
     if (buf.includes('ready')) ready();
     pending?.(buf);
   });
-  await isReady;
+  await within(isReady, 10_000, 'the node-pty echo session');
   const times: number[] = [];
   for (let i = 0; i < samples + warmup; i++) {
     const key = KEYS[i % KEYS.length]!;
     const t0 = performance.now();
-    await new Promise<void>((resolve) => {
-      pending = (d) => d.includes(key) && resolve();
-      p.write(key);
-    });
+    await within(
+      new Promise<void>((resolve) => {
+        pending = (d) => d.includes(key) && resolve();
+        p.write(key);
+      }),
+      10_000,
+      `node-pty echo of sample ${i}`,
+    );
     if (i >= warmup) times.push(performance.now() - t0);
   }
   p.kill();
   return summarize(times);
 }
 
-/** Echo through the server; every observer's receive time counts too (figure 3). */
-export async function serverEcho(server: BenchServer, samples: number, warmup: number, observers: number, binary = true): Promise<{ controller: Latency; observers: Latency | null }> {
-  const id = await server.createSession({ argv: ECHO_ARGV });
-  const c = await BenchClient.connect(server.attachUrl(id), server.token, binary);
-  const ready = new Promise<void>((resolve) => c.on((_f, d) => d?.includes('ready') && resolve()));
-  await c.join('controller');
-  await ready;
-  const obs: BenchClient[] = [];
-  for (let i = 0; i < observers; i++) {
-    const o = await BenchClient.connect(server.attachUrl(id), server.token, binary);
-    await o.join('observer');
-    obs.push(o);
-  }
-  const mine: number[] = [];
-  const theirs: number[] = [];
+/**
+ * Resolves once `ready` has reached the client: as live output, or already folded into the join's
+ * Keyframe when the shell printed it before the join finished.
+ */
+function whenReady(c: BenchClient): Promise<void> {
+  return new Promise<void>((resolve) =>
+    c.on((f, d) => {
+      const snapshot = f?.payload.kind === 'Keyframe' ? Buffer.from(String(f.payload.snapshot), 'base64') : null;
+      if (d?.includes('ready') || snapshot?.includes('ready')) resolve();
+    }),
+  );
+}
+
+/** Rejects after `ms`: a lost echo ends the benchmark with an error instead of a hang. */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing in ${ms} ms`)), ms)));
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/** One key at a time from `c`; the time until each of `clients` has seen its echo. */
+async function echoLoop(c: BenchClient, clients: BenchClient[], samples: number, warmup: number, binary: boolean): Promise<number[][]> {
+  const times: number[][] = [];
   for (let i = 0; i < samples + warmup; i++) {
     const key = Buffer.from(KEYS[i % KEYS.length]!);
     const t0 = performance.now();
-    const waits = [c, ...obs].map(
+    const waits = clients.map(
       (client) =>
         new Promise<number>((resolve) => {
           const off = client.on((_f, d) => {
@@ -72,12 +85,35 @@ export async function serverEcho(server: BenchServer, samples: number, warmup: n
         }),
     );
     c.sendInput(key, binary);
-    const [own, ...others] = await Promise.all(waits);
-    if (i >= warmup) {
-      mine.push(own!);
-      theirs.push(...others);
-    }
+    const seen = await within(Promise.all(waits), 10_000, `echo of sample ${i}`);
+    if (i >= warmup) times.push(seen);
   }
+  return times;
+}
+
+/** Echo through the server; every observer's receive time counts too (figure 3). */
+export async function serverEcho(server: BenchServer, samples: number, warmup: number, observers: number, binary = true): Promise<{ controller: Latency; observers: Latency | null }> {
+  const id = await server.createSession({ argv: ECHO_ARGV });
+  const c = await BenchClient.connect(server.attachUrl(id), server.token, binary);
+  const ready = whenReady(c);
+  await c.join('controller');
+  await within(ready, 10_000, 'the echo session');
+  const obs: BenchClient[] = [];
+  for (let i = 0; i < observers; i++) {
+    const o = await BenchClient.connect(server.attachUrl(id), server.token, binary);
+    await o.join('observer');
+    obs.push(o);
+  }
+  const times = await echoLoop(c, [c, ...obs], samples, warmup, binary);
   for (const x of [c, ...obs]) x.close();
-  return { controller: summarize(mine), observers: observers ? summarize(theirs) : null };
+  return { controller: summarize(times.map((t) => t[0]!)), observers: observers ? summarize(times.flatMap((t) => t.slice(1))) : null };
+}
+
+/** Echo through the bare one-process relay (bench/lib/relay-server.ts). */
+export async function relayEcho(relay: Relay, samples: number, warmup: number): Promise<Latency> {
+  const c = await BenchClient.connectRaw(relay.url(ECHO_ARGV));
+  await within(whenReady(c), 10_000, 'the relayed echo session');
+  const times = await echoLoop(c, [c], samples, warmup, true);
+  c.close();
+  return summarize(times.map((t) => t[0]!));
 }

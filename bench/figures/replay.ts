@@ -5,26 +5,48 @@ import { BenchClient } from '../lib/client.ts';
 import type { BenchServer } from '../lib/server.ts';
 import { spread, type Spread } from '../lib/stats.ts';
 
-/** Prints numbered lines until `stop` exists, then idles: the replay is measured on a quiet session. */
-const producer = (stop: string) => ['/bin/sh', '-c', `i=0; while [ ! -e ${stop} ]; do echo "line $i"; i=$((i+1)); done; sleep 3600`];
+/**
+ * Prints a numbered 80-column line every ~50 µs until `stop` exists, then idles, so the replay is
+ * measured on a quiet session. Paced rather than flat out: a flat-out printer fills 64 KiB frames,
+ * and a replay of those measures bulk transfer, not the catch-up of an interactive terminal.
+ */
+const producer = (stop: string) => [
+  process.execPath,
+  '-e',
+  `const fs = require('fs'); let i = 0;
+   for (;;) {
+     if (i % 1000 === 0 && fs.existsSync(${JSON.stringify(stop)})) break;
+     fs.writeSync(1, ('line ' + i++).padEnd(78, '.') + '\\r\\n');
+     const t = process.hrtime.bigint(); while (process.hrtime.bigint() - t < 50000n);
+   }
+   setInterval(() => {}, 1e9);`,
+];
 
-async function timeToKeyframe(server: BenchServer, id: string, replayFrom: number | null): Promise<{ ms: number; frames: number }> {
+async function timeToKeyframe(server: BenchServer, id: string, replayFrom: number | null): Promise<{ ms: number; frames: number; bytes: number }> {
   const c = await BenchClient.connect(server.attachUrl(id), server.token, false);
   let frames = 0;
-  c.on((f) => {
-    if (f && f.op === 'pty.session_frame' && f.payload.kind !== 'RoleAssigned' && f.payload.kind !== 'Keyframe') frames++;
+  let bytes = 0;
+  c.on((f, data) => {
+    if (f && f.op === 'pty.session_frame' && f.payload.kind !== 'RoleAssigned' && f.payload.kind !== 'Keyframe') {
+      frames++;
+      bytes += data?.length ?? 0;
+    }
   });
   const t0 = performance.now();
   const joinId = c.send('pty.join_session', { role: 'observer' }, replayFrom === null ? {} : { replay_from: replayFrom });
   await c.waitFor((f) => f.id === joinId && f.payload.kind === 'Keyframe');
   const ms = performance.now() - t0;
   c.close();
-  return { ms, frames };
+  return { ms, frames, bytes };
 }
 
 export interface ReplayFigures {
   retained: number;
   replayedFrames: number;
+  /** Mean output bytes per replayed frame. */
+  frameBytes: number;
+  /** How long producing the retained frames took. */
+  productionSeconds: number;
   replay1000: Spread;
   joinWithoutReplay: Spread;
 }
@@ -35,24 +57,28 @@ export async function replay(server: BenchServer, retained: number, runs: number
   const id = await server.createSession({ argv: producer(stop) });
   const ctl = await BenchClient.connect(server.attachUrl(id), server.token, true);
   await ctl.join('controller');
-  const deadline = Date.now() + 120_000;
+  const started = Date.now();
+  const deadline = started + 180_000;
   let seq = 0;
   while (seq < retained + 1000 && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 200));
     seq = Number((await server.getSession(id)).current_sequence);
   }
   writeFileSync(stop, '');
+  const productionSeconds = (Date.now() - started) / 1000;
   await new Promise((r) => setTimeout(r, 1000));
   seq = Number((await server.getSession(id)).current_sequence);
   const withReplay: number[] = [];
   const plain: number[] = [];
   let replayedFrames = 0;
+  let replayedBytes = 0;
   for (let i = 0; i < runs; i++) {
     const r = await timeToKeyframe(server, id, seq - 1000);
     withReplay.push(r.ms);
     replayedFrames = r.frames;
+    replayedBytes = r.bytes;
     plain.push((await timeToKeyframe(server, id, null)).ms);
   }
   ctl.close();
-  return { retained: seq, replayedFrames, replay1000: spread(withReplay), joinWithoutReplay: spread(plain) };
+  return { retained: seq, replayedFrames, frameBytes: replayedBytes / Math.max(1, replayedFrames), productionSeconds, replay1000: spread(withReplay), joinWithoutReplay: spread(plain) };
 }

@@ -2,9 +2,12 @@
 // read directly, and the log persisted meanwhile.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { cpus } from 'node:os';
 import { createClient } from '@libsql/client';
 import pty from 'node-pty';
 import { BenchClient } from '../lib/client.ts';
+import { machineBusySeconds, processCpu } from '../lib/cpu.ts';
+import { startRelay, type Relay } from '../lib/relay.ts';
 import { startBenchServer, type BenchServer } from '../lib/server.ts';
 import { spread, type Spread } from '../lib/stats.ts';
 
@@ -15,9 +18,23 @@ export interface ThroughputRun {
   rowsPerSec?: number;
   logMBps?: number;
   durabilityDelayMs?: number;
+  cpu?: CpuShare;
 }
 
-const catArgv = (file: string, delayS: number) => ['/bin/sh', '-c', `stty raw -echo; sleep ${delayS}; cat ${file}`];
+/** CPU seconds per 100 MB of output, by part, while one server run streamed. */
+export interface CpuShare {
+  routerMain: number;
+  routerThreads: number;
+  host: number;
+  client: number;
+  /** The rest of the machine: `cat`, the kernel's PTY and socket work, anything else. */
+  rest: number;
+  /** How busy both cores were on average (1 = every core all the time). */
+  machineBusy: number;
+}
+
+/** The process lingers after printing: a PTY that stays open loses none of its output at exit. */
+const catArgv = (file: string, delayS: number) => ['/bin/sh', '-c', `stty raw -echo; sleep ${delayS}; cat ${file}; exec sleep 3600`];
 
 export async function fileDigest(file: string): Promise<string> {
   const h = createHash('sha256');
@@ -48,16 +65,55 @@ export async function nodePtyBaseline(file: string, size: number, digest: string
   return { mbps: bytes / 1e6 / ((last - first) / 1000), bytes, verified: bytes === size && h.digest('hex') === digest };
 }
 
+/** The same through a bare one-process WebSocket relay (bench/lib/relay-server.ts): the floor of any Node design. */
+export async function relayRun(relay: Relay, file: string, size: number, digest: string): Promise<ThroughputRun> {
+  const c = await BenchClient.connectRaw(relay.url(catArgv(file, 0.3)));
+  await untilAll([c], size, 120_000);
+  c.close();
+  return { mbps: c.bytes / 1e6 / ((c.lastByteAt - c.firstByteAt) / 1000), bytes: c.bytes, verified: c.bytes === size && c.hash.digest('hex') === digest };
+}
+
+/** Resolves once every client has `size` bytes, or after `ms`. */
+export function untilAll(clients: BenchClient[], size: number, ms: number): Promise<unknown> {
+  const all = Promise.all(clients.map((c) => new Promise<void>((resolve) => (c.bytes >= size ? resolve() : c.on(() => c.bytes >= size && resolve())))));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([all, new Promise((r) => (timer = setTimeout(r, ms)))]).finally(() => clearTimeout(timer));
+}
+
 export async function serverRun(server: BenchServer, file: string, size: number, digest: string, binary: boolean): Promise<ThroughputRun> {
   const id = await server.createSession({ argv: catArgv(file, 0.5) });
   const c = await BenchClient.connect(server.attachUrl(id), server.token, binary);
   await c.join('controller');
-  const done = new Promise<void>((resolve) => c.on(() => c.bytes >= size && resolve()));
-  await Promise.race([done, new Promise((r) => setTimeout(r, 120_000))]);
+  const before = cpuNow(server);
+  await untilAll([c], size, 120_000);
+  const after = cpuNow(server);
   const run: ThroughputRun = { mbps: c.bytes / 1e6 / ((c.lastByteAt - c.firstByteAt) / 1000), bytes: c.bytes, verified: c.bytes === size && c.hash.digest('hex') === digest };
+  run.cpu = cpuShare(before, after, c.bytes);
   Object.assign(run, await persistence(server, id, c.firstByteAt, c.lastByteAt));
   c.close();
   return run;
+}
+
+function cpuNow(server: BenchServer) {
+  const own = process.cpuUsage();
+  return { at: performance.now(), router: processCpu(server.router.pid), host: processCpu(server.hostPid()), client: (own.user + own.system) / 1e6, machine: machineBusySeconds() };
+}
+
+function cpuShare(a: ReturnType<typeof cpuNow>, b: ReturnType<typeof cpuNow>, bytes: number): CpuShare {
+  const per100MB = (s: number) => (s * 100e6) / bytes;
+  const routerMain = b.router.main - a.router.main;
+  const routerThreads = b.router.threads - a.router.threads;
+  const host = b.host.main + b.host.threads - a.host.main - a.host.threads;
+  const client = b.client - a.client;
+  const machine = b.machine - a.machine;
+  return {
+    routerMain: per100MB(routerMain),
+    routerThreads: per100MB(routerThreads),
+    host: per100MB(host),
+    client: per100MB(client),
+    rest: per100MB(machine - routerMain - routerThreads - host - client),
+    machineBusy: machine / (((b.at - a.at) / 1000) * cpus().length),
+  };
 }
 
 /** Polls the database file until every logged frame of the session is committed. */
@@ -82,6 +138,10 @@ async function persistence(server: BenchServer, sessionId: string, firstByteAt: 
 
 export interface ThroughputFigures {
   baseline: Spread;
+  relay: Spread;
+  relayVerified: boolean;
+  /** Median CPU per 100 MB of the binary runs, by part. */
+  cpu: CpuShare;
   binary: Spread;
   json: Spread;
   binaryNoCadence: Spread;
@@ -94,14 +154,17 @@ export interface ThroughputFigures {
 export async function throughput(file: string, size: number, runs: number): Promise<ThroughputFigures> {
   const digest = await fileDigest(file);
   const base: ThroughputRun[] = [];
+  const relayed: ThroughputRun[] = [];
   const bin: ThroughputRun[] = [];
   const json: ThroughputRun[] = [];
   const noCadence: ThroughputRun[] = [];
   const server = await startBenchServer();
   const quiet = await startBenchServer({ PTY_WS_KEYFRAME_INTERVAL_FRAMES: '1000000', PTY_WS_KEYFRAME_INTERVAL_SECONDS: '86400' });
+  const relay = await startRelay();
   try {
     for (let i = 0; i < runs; i++) {
       base.push(await nodePtyBaseline(file, size, digest));
+      relayed.push(await relayRun(relay, file, size, digest));
       bin.push(await serverRun(server, file, size, digest, true));
       json.push(await serverRun(server, file, size, digest, false));
       noCadence.push(await serverRun(quiet, file, size, digest, true));
@@ -109,18 +172,28 @@ export async function throughput(file: string, size: number, runs: number): Prom
   } finally {
     await server.stop();
     await quiet.stop();
+    await relay.stop();
   }
   const withLog = [...bin, ...json, ...noCadence];
+  const mid = (pick: (c: CpuShare) => number) => spread(bin.map((r) => pick(r.cpu!))).median;
   return {
     baseline: spread(base.map((r) => r.mbps)),
+    relay: spread(relayed.map((r) => r.mbps)),
+    relayVerified: relayed.every((r) => r.verified),
+    cpu: {
+      routerMain: mid((c) => c.routerMain),
+      routerThreads: mid((c) => c.routerThreads),
+      host: mid((c) => c.host),
+      client: mid((c) => c.client),
+      rest: mid((c) => c.rest),
+      machineBusy: mid((c) => c.machineBusy),
+    },
     binary: spread(bin.map((r) => r.mbps)),
     json: spread(json.map((r) => r.mbps)),
     binaryNoCadence: spread(noCadence.map((r) => r.mbps)),
     rowsPerSec: spread(withLog.map((r) => r.rowsPerSec!)),
     logMBps: spread(withLog.map((r) => r.logMBps!)),
     durabilityDelayMs: spread(withLog.map((r) => r.durabilityDelayMs!)),
-    // The plain node-pty baseline is not verified: node-pty drops the tail of a process's output at
-    // exit on Linux (node-pty #72/#85), which the PTY host works around and the baseline script does not.
-    allVerified: withLog.every((r) => r.verified),
+    allVerified: [...withLog, ...base, ...relayed].every((r) => r.verified),
   };
 }

@@ -16,11 +16,15 @@ export class BenchClient {
   hash: Hash = createHash('sha256');
   private listeners: Array<(f: Frame | null, data: Buffer | null) => void> = [];
 
-  private constructor(readonly ws: WebSocket) {
+  /** `header`: bytes before the output in a binary message (PW1O's 13; 0 for a raw relay). */
+  private constructor(
+    readonly ws: WebSocket,
+    private readonly header = 13,
+  ) {
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       let out: Buffer | null = null;
       let frame: Frame | null = null;
-      if (isBinary) out = data.subarray(13);
+      if (isBinary) out = this.header ? data.subarray(this.header) : data;
       else {
         frame = JSON.parse(data.toString()) as Frame;
         if (frame.payload.kind === 'Output') out = Buffer.from(String(frame.payload.data), 'base64');
@@ -52,6 +56,16 @@ export class BenchClient {
     }
   }
 
+  /** A raw relay (bench/lib/relay.ts): every binary message is output, input goes as it is. */
+  static async connectRaw(url: string): Promise<BenchClient> {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    return new BenchClient(ws, 0);
+  }
+
   on(listener: (f: Frame | null, data: Buffer | null) => void): () => void {
     this.listeners.push(listener);
     return () => {
@@ -66,7 +80,8 @@ export class BenchClient {
   }
 
   sendInput(data: Buffer, binary: boolean): void {
-    if (binary) this.ws.send(Buffer.concat([Buffer.from('PW1I'), data]));
+    if (this.header === 0) this.ws.send(data);
+    else if (binary) this.ws.send(Buffer.concat([Buffer.from('PW1I'), data]));
     else this.send('pty.session_input', { data: data.toString('base64') });
   }
 

@@ -16,6 +16,8 @@ export interface BenchServer {
   getSession(id: string): Promise<Record<string, unknown>>;
   /** Resident set size in bytes of the router and of the PTY host. */
   rss(): { router: number; host: number };
+  /** The PTY host the router started (null when it cannot be found). */
+  hostPid(): number | null;
   stop(): Promise<void>;
 }
 
@@ -65,6 +67,7 @@ export async function startBenchServer(env: Record<string, string> = {}, nodeArg
       return (await (await fetch(`${origin}/agents/local/sessions/${id}`, { headers })).json()) as Record<string, unknown>;
     },
     rss: () => ({ router: rssOf(router.pid), host: rssOf(hostPid()) }),
+    hostPid,
     async stop() {
       const exited = new Promise((r) => router.once('exit', r));
       router.kill('SIGTERM');
