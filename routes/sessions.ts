@@ -76,10 +76,11 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   app.get('/:session_id', async (c) => {
     const rec = await visibleSession(c);
     if (!rec) return notFound(c);
+    // A live session's own record: the stored one can lag it (a session that just ended may not
+    // have its exit code stored yet), and a client that saw Closed expects to read it here.
     const live = await hub.session(rec.id);
-    const state = live?.state ?? rec.state;
     return c.json({
-      ...describe(c, { ...rec, state }),
+      ...describe(c, live?.latestRecord ?? rec),
       current_sequence: live?.currentSequence ?? (await store.lastSequence(rec.id)),
       membership: live?.membership() ?? { controllers: [], observers: [] },
     });

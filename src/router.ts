@@ -4,6 +4,7 @@
 import type { Hono } from 'hono';
 import { createApp } from '../routes/app.ts';
 import type { AppDeps } from '../routes/deps.ts';
+import type { LogCommitter, LogDatabase } from '../storage/log-committer.ts';
 import { openStore } from '../storage/open.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import type { Listening } from './banner.ts';
@@ -47,6 +48,8 @@ export interface RouterRuntime {
   clock: Clock;
   auth: Authenticator;
   metrics: ExposedMetrics;
+  /** Where the replay log's group commits run, when not on the store's client in this thread (see openStore). */
+  logCommitterFor?: (db: LogDatabase) => LogCommitter | undefined;
   /** Connects to the PTY host, starting one when nothing listens (called after the log is open). */
   connectPtyHost(): Promise<PtyHostLink>;
   /** Called once the PTY host answered. */
@@ -86,7 +89,7 @@ export interface ServedRouter extends Listening {
 /** Opens the log, reaches the PTY host and builds the hub and the app. Serving is the runtime's job. */
 export async function startRouter(config: Config, runtime: RouterRuntime): Promise<Router> {
   const { logger, clock, metrics } = runtime;
-  const store = await openStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, logger });
+  const store = await openStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, logger, logCommitterFor: runtime.logCommitterFor });
   const ptyHost = await runtime.connectPtyHost().catch(async (e: unknown) => {
     await store.close();
     throw e;

@@ -1,6 +1,6 @@
-import type { InStatement } from '@libsql/client';
 import { getTableName } from 'drizzle-orm';
 import type { LogEntry } from '../src/ports.ts';
+import type { LogStatement } from './log-committer.ts';
 import { sessionLog } from './schema.ts';
 
 // The log writer's hot path. Building a 100-row insert with drizzle's query builder costs about as
@@ -18,8 +18,8 @@ const ROW = `(${COLUMNS.map(() => '?').join(', ')})`;
  * The statements that insert `batch`. A row already there is ignored: that makes a retry
  * idempotent when a commit succeeded but its acknowledgement was lost (remote databases).
  */
-export function logInserts(batch: readonly LogEntry[], texts: Map<number, string>): InStatement[] {
-  const statements: InStatement[] = [];
+export function logInserts(batch: readonly LogEntry[], texts: Map<number, string>): LogStatement[] {
+  const statements: LogStatement[] = [];
   for (let i = 0; i < batch.length; i += ROWS_PER_INSERT) {
     const rows = batch.slice(i, i + ROWS_PER_INSERT);
     let text = texts.get(rows.length);

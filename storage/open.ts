@@ -1,10 +1,11 @@
 import { createClient } from '@libsql/client';
 import { drizzle } from 'drizzle-orm/libsql';
+import type { LogCommitter, LogDatabase } from './log-committer.ts';
 import { migrateDatabase } from './migrate.ts';
 import { describeOpenFailure, printableUrl, StoreOpenError } from './open-error.ts';
 import { LibsqlStore, type LibsqlStoreOptions } from './store.ts';
 
-export interface OpenStoreOptions extends LibsqlStoreOptions {
+export interface OpenStoreOptions extends Omit<LibsqlStoreOptions, 'logCommitter'> {
   /**
    * libSQL URL: `file:`, `libsql://`, `http(s)://`, `ws(s)://`. For `file:` the parent
    * directory must already exist: storage/ cannot touch the filesystem itself (portable
@@ -12,6 +13,11 @@ export interface OpenStoreOptions extends LibsqlStoreOptions {
    */
   url: string;
   authToken?: string;
+  /**
+   * Makes the runtime's committer of the log's group commits, once the database is open,
+   * migrated and known to take writes; undefined (or no factory): the store's client commits them.
+   */
+  logCommitterFor?: (db: LogDatabase) => LogCommitter | undefined;
 }
 
 /** How long a local statement waits for another process's lock before failing busy. */
@@ -22,7 +28,7 @@ const BUSY_TIMEOUT_MS = 5000;
  * store over it. Rejects with a StoreOpenError naming the URL and what is wrong (locked,
  * read-only, unreachable, refused credentials) rather than letting the first log commit find out.
  */
-export async function openStore({ url, authToken, ...storeOptions }: OpenStoreOptions): Promise<LibsqlStore> {
+export async function openStore({ url, authToken, logCommitterFor, ...storeOptions }: OpenStoreOptions): Promise<LibsqlStore> {
   let client;
   try {
     // `timeout` is the busy timeout of every pooled connection of a file database (a
@@ -42,7 +48,7 @@ export async function openStore({ url, authToken, ...storeOptions }: OpenStoreOp
     // database that is locked or read-only fails now, with a clear message, and not at the
     // first log commit. Nothing matches the update, so nothing changes.
     await client.batch(["update sessions set id = id where 0"], 'write');
-    return new LibsqlStore(db, storeOptions);
+    return new LibsqlStore(db, { ...storeOptions, logCommitter: logCommitterFor?.({ url, busyTimeoutMs: BUSY_TIMEOUT_MS }) });
   } catch (err) {
     client.close();
     throw new StoreOpenError(printableUrl(url), describeOpenFailure(err, BUSY_TIMEOUT_MS), { cause: err });

@@ -1,7 +1,8 @@
-import type { Client, InArgs, InStatement, ResultSet } from '@libsql/client';
+import type { Client, InValue, ResultSet } from '@libsql/client';
 import { and, asc, desc, eq, getTableColumns, gt, lt, min, sql } from 'drizzle-orm';
 import type { LibSQLDatabase } from 'drizzle-orm/libsql';
 import type { LogEntry, Logger, LogLoss, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
+import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
 import { logInserts } from './log-insert.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
 import { sessionLog, sessions } from './schema.ts';
@@ -25,6 +26,8 @@ export interface LibsqlStoreOptions {
   maxQueuedBytes?: number;
   /** Waits before retrying a failed log commit (default 50, 200, 1000, 3000 ms). */
   retryDelaysMs?: readonly number[];
+  /** Runs the log's group commits (default: this store's client, in this thread). The store closes it. */
+  logCommitter?: LogCommitter;
 }
 
 export interface PruneOptions {
@@ -49,6 +52,7 @@ export class LibsqlStore implements Store {
   readonly #logger: Logger | undefined;
   readonly #pending = new PendingLog();
   readonly #writes: WriteQueue;
+  readonly #committer: LogCommitter;
   readonly #lossListeners = new Set<(loss: LogLoss) => void>();
   /** Insert statement text by row count (see logInserts). */
   readonly #insertTexts = new Map<number, string>();
@@ -57,6 +61,7 @@ export class LibsqlStore implements Store {
   constructor(db: StoreDatabase, options: LibsqlStoreOptions = {}) {
     this.#db = db;
     this.#logger = options.logger;
+    this.#committer = options.logCommitter ?? inThreadLogCommitter(db.$client);
     this.#writes = new WriteQueue({
       commitLog: (batch) => this.#commitLog(batch),
       onSettled: (entries) => this.#pending.remove(entries),
@@ -202,8 +207,8 @@ export class LibsqlStore implements Store {
   }
 
   /**
-   * Stops accepting log frames, commits what is queued, then closes the client. Like flush(),
-   * rejects (after closing) if queued frames had to be dropped.
+   * Stops accepting log frames, commits what is queued, then closes the log committer and the
+   * client. Like flush(), rejects (after closing) if queued frames had to be dropped.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -211,7 +216,11 @@ export class LibsqlStore implements Store {
     try {
       await this.#writes.flush();
     } finally {
-      this.#db.$client.close();
+      try {
+        await this.#committer.close();
+      } finally {
+        this.#db.$client.close();
+      }
     }
   }
 
@@ -242,13 +251,13 @@ export class LibsqlStore implements Store {
         .where(eq(sessions.id, sessionId));
       statements.push(toStatement(bump));
     }
-    await this.#db.$client.batch(statements, 'write');
+    await this.#committer.commit(statements);
   }
 }
 
-function toStatement(query: BuiltQuery): InStatement {
+function toStatement(query: BuiltQuery): LogStatement {
   const { sql: text, params } = query.toSQL();
-  return { sql: text, args: params as InArgs };
+  return { sql: text, args: params as InValue[] };
 }
 
 function lastSequences(batch: readonly LogEntry[]): Map<string, number> {

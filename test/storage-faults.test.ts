@@ -137,6 +137,8 @@ describe('a log write that keeps failing while sessions run', () => {
       a2a_error: { code: -32603, data: [{ reason: 'INTERNAL', metadata: { first_lost_sequence: expect.any(String), last_lost_sequence: expect.any(String) } }] },
     });
     expect(server.logs.some((l) => l.includes('"level":"error"') && l.includes('dropping log frames after repeated commit failures'))).toBe(true);
+    // The Node router commits its log in a worker thread: the database's own error made it back.
+    expect(server.logs.some((l) => l.includes('log commit failed') && l.includes('no such table: session_log'))).toBe(true);
 
     // The session never stopped: output keeps coming, and once the table is back it is logged again.
     const seenAtFault = controller.output().length;

@@ -87,6 +87,11 @@ export class LiveSession {
     return this.record.state;
   }
 
+  /** The record as this router has it: ahead of the database, where its updates wait behind queued log commits. */
+  get latestRecord(): Readonly<SessionRecord> {
+    return this.record;
+  }
+
   /** The argv the process was started with (null before it first started). */
   get argv(): readonly string[] | null {
     return this.record.argv;

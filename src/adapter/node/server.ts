@@ -1,5 +1,6 @@
 // The Node adapter: serves the portable router (src/router.ts) with node:http and `ws`, over the PTY
-// host process, a libSQL file and a worker thread for the terminal emulators.
+// host process, a libSQL file (its log commits in a worker thread) and a worker thread for the
+// terminal emulators.
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -16,6 +17,7 @@ import type { Logger, PtyHost } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { SupervisedPtyHost } from './supervised-pty-host.ts';
+import { nodeLogCommitterFor } from './worker-log-committer.ts';
 import { WorkerScreens } from './worker-screens.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
 import { bundledWebAssets } from './web-assets.ts';
@@ -47,6 +49,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     clock: { now: Date.now },
     auth,
     metrics,
+    logCommitterFor: nodeLogCommitterFor(logger),
     connectPtyHost: async () => {
       const supervised = await SupervisedPtyHost.start({ socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel });
       return {
