@@ -151,6 +151,11 @@ export interface SessionPatch {
   closeReason?: string | null;
 }
 
+export interface QueueListener {
+  queued(bytes: number): void;
+  settled(bytes: number): void;
+}
+
 export interface Store {
   createSession(rec: SessionRecord): Promise<void>;
   getSession(instanceId: string, sessionId: string): Promise<SessionRecord | undefined>;
@@ -179,6 +184,12 @@ export interface Store {
    * out, or dropped to bound memory while the database is down). Returns the unsubscribe.
    */
   onLogLoss(listener: (loss: LogLoss) => void): () => void;
+  /**
+   * Hears the bytes of log frames as they join the write queue and as they leave it (committed,
+   * given up on or dropped): the hub pauses PTY output while the writer is far behind, so a
+   * stream faster than the disk slows down instead of filling the queue. Returns the unsubscribe.
+   */
+  watchQueue(listener: QueueListener): () => void;
   /** Resolves when everything appended so far is committed; rejects if frames were given up on meanwhile. */
   flush(): Promise<void>;
   close(): Promise<void>;

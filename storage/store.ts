@@ -1,7 +1,7 @@
 import type { Client, InValue, ResultSet } from '@libsql/client';
 import { and, asc, desc, eq, getTableColumns, gt, lt, min, sql } from 'drizzle-orm';
 import type { LibSQLDatabase } from 'drizzle-orm/libsql';
-import type { LogEntry, Logger, LogLoss, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
+import type { LogEntry, Logger, LogLoss, QueueListener, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
 import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
 import { logInserts } from './log-insert.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
@@ -54,6 +54,7 @@ export class LibsqlStore implements Store {
   readonly #writes: WriteQueue;
   readonly #committer: LogCommitter;
   readonly #lossListeners = new Set<(loss: LogLoss) => void>();
+  readonly #queueListeners = new Set<QueueListener>();
   /** Insert statement text by row count (see logInserts). */
   readonly #insertTexts = new Map<number, string>();
   #closed = false;
@@ -64,7 +65,7 @@ export class LibsqlStore implements Store {
     this.#committer = options.logCommitter ?? inThreadLogCommitter(db.$client);
     this.#writes = new WriteQueue({
       commitLog: (batch) => this.#commitLog(batch),
-      onSettled: (entries) => this.#pending.remove(entries),
+      onSettled: (entries) => this.#settled(entries),
       onLost: (losses) => this.#reportLosses(losses),
       flushIntervalMs: options.flushIntervalMs ?? 5,
       maxBatch: options.maxBatch ?? 500,
@@ -123,6 +124,7 @@ export class LibsqlStore implements Store {
       return;
     }
     this.#pending.add(entry);
+    for (const listener of this.#queueListeners) listener.queued(entry.frame.length);
     this.#writes.appendLog(entry);
   }
 
@@ -202,6 +204,11 @@ export class LibsqlStore implements Store {
     return () => this.#lossListeners.delete(listener);
   }
 
+  watchQueue(listener: QueueListener): () => void {
+    this.#queueListeners.add(listener);
+    return () => this.#queueListeners.delete(listener);
+  }
+
   flush(): Promise<void> {
     return this.#writes.flush();
   }
@@ -222,6 +229,14 @@ export class LibsqlStore implements Store {
         this.#db.$client.close();
       }
     }
+  }
+
+  #settled(entries: readonly LogEntry[]): void {
+    this.#pending.remove(entries);
+    if (this.#queueListeners.size === 0) return;
+    let bytes = 0;
+    for (const entry of entries) bytes += entry.frame.length;
+    for (const listener of this.#queueListeners) listener.settled(bytes);
   }
 
   #reportLosses(losses: LogLoss[]): void {

@@ -10,33 +10,42 @@ import { Attachment } from './attachment.ts';
 import { auditIdentity, type Peer } from './audit.ts';
 import type { HubDeps } from './deps.ts';
 import { LiveSession } from './live-session.ts';
-import { accountedScreen, OutputBacklog } from './output-backlog.ts';
+import { accountedScreen, FlowGate, Watermark } from './flow-control.ts';
 import { rebuildScreen } from './screen-rebuild.ts';
 
 /** Unparsed output (all sessions) past which the hub stops reading PTY events, and where it reads again. */
-const BACKLOG_HIGH_BYTES = 8 * 1024 * 1024;
-const BACKLOG_LOW_BYTES = 1024 * 1024;
+const SCREENS_HIGH_BYTES = 8 * 1024 * 1024;
+const SCREENS_LOW_BYTES = 1024 * 1024;
+/**
+ * Log frames waiting for commit, likewise: well under the store's own cap (64 MiB by default,
+ * beyond which it drops the oldest), so a disk slower than the PTYs slows them, never loses frames.
+ */
+const LOG_HIGH_BYTES = 16 * 1024 * 1024;
+const LOG_LOW_BYTES = 4 * 1024 * 1024;
 
 export class SessionHub {
   private readonly live = new Map<string, LiveSession>();
   private readonly loading = new Map<string, Promise<LiveSession>>();
   private readonly attachments = new Set<Attachment>();
-  private readonly backlog: OutputBacklog;
+  private readonly screensBehind: Watermark;
+  private readonly logBehind: Watermark;
   /** Every session's emulator, with its unparsed bytes counted against the backlog. */
   private readonly makeScreen: ScreenFactory;
   private unsubscribe: (() => void) | null = null;
-  private unwatchStore: (() => void) | null = null;
+  private unwatchStore: Array<() => void> = [];
   /** Running while the PTY host is unreachable: when it fires, its sessions are given up. */
   private giveUpTimer: ReturnType<typeof setTimeout> | null = null;
   private hostReachable = true;
 
   constructor(readonly deps: HubDeps) {
-    this.backlog = new OutputBacklog(BACKLOG_HIGH_BYTES, BACKLOG_LOW_BYTES, (paused) => {
+    const gate = new FlowGate((paused) => {
       deps.logger.log('debug', paused ? 'router behind on PTY output: reading paused' : 'router caught up: reading PTY output again');
       if (paused) deps.pty.pauseEvents();
       else deps.pty.resumeEvents();
     });
-    this.makeScreen = (cols, rows) => accountedScreen(deps.screens(cols, rows, (bytes) => this.backlog.done(bytes)), this.backlog);
+    this.screensBehind = new Watermark(SCREENS_HIGH_BYTES, SCREENS_LOW_BYTES, (behind) => gate.hold('screens', behind));
+    this.logBehind = new Watermark(LOG_HIGH_BYTES, LOG_LOW_BYTES, (behind) => gate.hold('log', behind));
+    this.makeScreen = (cols, rows) => accountedScreen(deps.screens(cols, rows, (bytes) => this.screensBehind.done(bytes)), this.screensBehind);
   }
 
   /**
@@ -44,7 +53,10 @@ export class SessionHub {
    * lost, then lets its events flow: output it held while no router listened comes first.
    */
   async start(): Promise<void> {
-    this.unwatchStore = this.deps.store.onLogLoss((loss) => this.live.get(loss.sessionId)?.logLost(loss));
+    this.unwatchStore = [
+      this.deps.store.onLogLoss((loss) => this.live.get(loss.sessionId)?.logLost(loss)),
+      this.deps.store.watchQueue({ queued: (bytes) => this.logBehind.add(bytes), settled: (bytes) => this.logBehind.done(bytes) }),
+    ];
     this.unsubscribe = this.deps.pty.subscribe({
       onData: (id, data) => this.live.get(id)?.onOutput(data),
       onExit: (id, exit) => this.live.get(id)?.onExit(exit),
@@ -134,7 +146,7 @@ export class SessionHub {
    */
   async shutdown(processesEnd: boolean): Promise<void> {
     this.unsubscribe?.();
-    this.unwatchStore?.();
+    for (const unwatch of this.unwatchStore) unwatch();
     if (this.giveUpTimer) clearTimeout(this.giveUpTimer);
     for (const a of [...this.attachments]) a.goodbye('server_shutdown');
     if (processesEnd) for (const s of [...this.live.values()]) s.terminate('instance_terminated', 'server shutdown');

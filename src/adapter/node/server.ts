@@ -18,6 +18,7 @@ import { startRouter, type ServedRouter } from '../../router.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { SupervisedPtyHost } from './supervised-pty-host.ts';
 import { nodeLogCommitterFor } from './worker-log-committer.ts';
+import type { LogCommitter, LogDatabase } from '../../../storage/log-committer.ts';
 import { WorkerScreens } from './worker-screens.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
 import { bundledWebAssets } from './web-assets.ts';
@@ -33,6 +34,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Wraps the PtyHost port the hub talks to (a test makes the router slower than its PTYs with it). */
   decoratePtyHost?: (host: PtyHost) => PtyHost;
+  /** Wraps the replay log's committer (a test makes the database slower than the PTYs with it). */
+  decorateLogCommitter?: (committer: LogCommitter) => LogCommitter;
 }
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
@@ -49,7 +52,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     clock: { now: Date.now },
     auth,
     metrics,
-    logCommitterFor: nodeLogCommitterFor(logger),
+    logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
     connectPtyHost: async () => {
       const supervised = await SupervisedPtyHost.start({ socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel });
       return {
@@ -132,4 +135,12 @@ function listen(start: () => ServerType): Promise<ServerType> {
     server.once('listening', () => resolvePromise(server));
     server.once('error', reject);
   });
+}
+
+function decorated(committerFor: (db: LogDatabase) => LogCommitter | undefined, decorate: ((c: LogCommitter) => LogCommitter) | undefined) {
+  if (!decorate) return committerFor;
+  return (db: LogDatabase) => {
+    const committer = committerFor(db);
+    return committer && decorate(committer);
+  };
 }

@@ -1,0 +1,65 @@
+// Router-side flow control. PTY output goes to consumers that run behind the router's thread: the
+// screen emulators (they parse asynchronously, and @xterm/headless throws data away past 50 MB)
+// and the store's log writer (it commits from a worker thread). A router slower than its PTYs
+// would queue in them without bound, so each consumer has a watermark, and the hub stops reading
+// PTY events while any of them is past its high mark (the host then pauses its PTYs) and reads
+// again once all are back under their low marks. Nothing is dropped.
+import type { Screen } from '../ports.ts';
+
+/** Bytes handed to one consumer and not done yet, with hysteresis between `high` and `low`. */
+export class Watermark {
+  private pending = 0;
+  private behind = false;
+
+  constructor(
+    private readonly high: number,
+    private readonly low: number,
+    private readonly onChange: (behind: boolean) => void,
+  ) {}
+
+  add(bytes: number): void {
+    this.pending += bytes;
+    if (!this.behind && this.pending > this.high) {
+      this.behind = true;
+      this.onChange(true);
+    }
+  }
+
+  done(bytes: number): void {
+    this.pending -= bytes;
+    if (this.behind && this.pending <= this.low) {
+      this.behind = false;
+      this.onChange(false);
+    }
+  }
+}
+
+/** Paused while any named consumer holds it. */
+export class FlowGate {
+  private readonly holders = new Set<string>();
+
+  constructor(private readonly setPaused: (paused: boolean) => void) {}
+
+  hold(holder: string, held: boolean): void {
+    const before = this.holders.size > 0;
+    if (held) this.holders.add(holder);
+    else this.holders.delete(holder);
+    const after = this.holders.size > 0;
+    if (before !== after) this.setPaused(after);
+  }
+}
+
+/** The screen, with each write counted in until its emulator reports the bytes parsed. */
+export function accountedScreen(screen: Screen, backlog: Watermark): Screen {
+  return {
+    write(data, sequence) {
+      backlog.add(data.byteLength);
+      screen.write(data, sequence);
+    },
+    resize: (cols, rows, sequence) => screen.resize(cols, rows, sequence),
+    snapshot: () => screen.snapshot(),
+    snapshotNow: () => screen.snapshotNow(),
+    backlog: () => screen.backlog(),
+    dispose: () => screen.dispose(),
+  };
+}
