@@ -1,6 +1,6 @@
 // Starts the real router (which starts the real PTY host) as child processes in a temp dir.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -41,7 +41,8 @@ export async function startBenchServer(env: Record<string, string> = {}, nodeArg
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const hostPid = (): number | null => {
     try {
-      const children = readFileSync(`/proc/${router.pid}/task/${router.pid}/children`, 'utf8').trim().split(/\s+/).map(Number);
+      // Any of the router's threads may have spawned it: each task lists its own children.
+      const children = readdirSync(`/proc/${router.pid}/task`).flatMap((t) => readFileSync(`/proc/${router.pid}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
       return children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('pty/main.ts')) ?? null;
     } catch {
       return null;
