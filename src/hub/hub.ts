@@ -80,6 +80,11 @@ export class SessionHub {
     return pending.catch(() => undefined);
   }
 
+  /** Whether the hub holds the session in memory (a running one, or an ended one not yet retired). */
+  holds(sessionId: string): boolean {
+    return this.live.has(sessionId);
+  }
+
   /**
    * A new connection on a session. Its principal is fixed for its life; when the principal's
    * credential expires, the connection ends with UNAUTHENTICATED and close 4401, whatever its role.
@@ -208,10 +213,18 @@ export class SessionHub {
     const { store, config } = this.deps;
     const rec = await store.getSession(config.instanceId, sessionId);
     if (!rec) throw new Error('no such session');
-    // A session this router did not start gets its screen back from the log.
-    const screen = rec.state === 'created' ? null : await rebuildScreen(store, rec, this.makeScreen);
-    const s = new LiveSession(this.deps, rec, { lastSequence: await store.lastSequence(sessionId), screen, makeScreen: this.makeScreen });
-    this.live.set(sessionId, s);
+    // A running session this router did not start gets its screen back from the log; an ended
+    // one only for a join, and is not kept (see LiveSession's `retire`).
+    const screen = rec.state === 'running' ? await rebuildScreen(store, rec, this.makeScreen) : null;
+    const s = new LiveSession(this.deps, rec, {
+      lastSequence: await store.lastSequence(sessionId),
+      screen,
+      makeScreen: this.makeScreen,
+      retire: (retired) => {
+        if (this.live.get(retired.id) === retired) this.live.delete(retired.id);
+      },
+    });
+    if (rec.state !== 'closed') this.live.set(sessionId, s);
     this.deps.sessionLoaded?.(s);
     return s;
   }

@@ -10,6 +10,7 @@ import type { LogEntry, LogLoss, PtyExit, PtySessionInfo, Screen, ScreenFactory,
 import { assignRole, changeRole, type RoleDecision } from './roles.ts';
 import { KeyframeCadence } from './keyframe-cadence.ts';
 import { PtyEventQueue } from './pty-events.ts';
+import { rebuildScreen } from './screen-rebuild.ts';
 import { buildSpawnSpec, checkJoinBackend, selectBackend, spawnError } from './session-host.ts';
 import type { HubDeps } from './deps.ts';
 import type { Member } from './member.ts';
@@ -59,18 +60,29 @@ export class LiveSession {
   /** Set while the PTY host is unreachable: the process may live on, but nothing reaches it. */
   private hostDown: string | null = null;
   private readonly makeScreen: ScreenFactory;
+  /** Joins of the ended session still cutting their flush: its screen stays until they are done. */
+  private endedJoins = 0;
+  /** The store holds the record as closed: a reader of the store alone sees how it ended. */
+  private closedStored: boolean;
+  private readonly retire: (s: LiveSession) => void;
 
-  /** `screen`: the model of a session this router did not start (rebuilt from the log), else null. */
+  /**
+   * `screen`: the model of a session this router did not start (rebuilt from the log), else null.
+   * `retire`: the session has ended, everything about it is stored and nobody is joining it: the
+   * hub forgets it (a later join loads it from the store, as after a restart).
+   */
   constructor(
     private readonly deps: HubDeps,
     record: SessionRecord,
-    opts: { lastSequence: number; screen: Screen | null; makeScreen: ScreenFactory },
+    opts: { lastSequence: number; screen: Screen | null; makeScreen: ScreenFactory; retire: (s: LiveSession) => void },
   ) {
     this.id = record.id;
     this.record = record;
     this.sequence = opts.lastSequence;
     this.screen = opts.screen;
     this.makeScreen = opts.makeScreen;
+    this.retire = opts.retire;
+    this.closedStored = record.state === 'closed';
     this.cadence = new KeyframeCadence(deps.config.keyframeIntervalFrames, deps.config.keyframeIntervalSeconds, () => this.cutKeyframe());
     this.events = new PtyEventQueue((data) => this.emitOutput(data), MAX_OUTPUT_FRAME_BYTES);
   }
@@ -166,11 +178,19 @@ export class LiveSession {
     member.role = 'observer';
     member.sendUnicast(this.roleFrame(member, { role: 'observer', downgraded: false, reason: 'the session has ended' }, requestId));
     this.audit(member, 'audit.attach', { role: 'observer', session_state: 'closed', replay_from: replayFrom ?? undefined });
-    let frames = replayFrom === null || replayFrom === undefined ? null : await this.replay(member, replayFrom, last, requestId);
-    frames ??= (await this.deps.store.readLog(this.id, last - 1)).map((e) => ({ sequence: e.sequence, json: e.frame }));
-    const keyframe = this.screen ? this.unicast('Keyframe', requestId, this.keyframePayload(await this.timedSnapshot('join', this.screen)), last) : null;
-    member.release(frames, keyframe);
-    member.goodbye('session_closed');
+    this.endedJoins++;
+    try {
+      let frames = replayFrom === null || replayFrom === undefined ? null : await this.replay(member, replayFrom, last, requestId);
+      frames ??= (await this.deps.store.readLog(this.id, last - 1)).map((e) => ({ sequence: e.sequence, json: e.frame }));
+      // A retired session's last screen comes back from the log, for this join only.
+      this.screen ??= await rebuildScreen(this.deps.store, this.record, this.makeScreen);
+      const keyframe = this.unicast('Keyframe', requestId, this.keyframePayload(await this.timedSnapshot('join', this.screen)), last);
+      member.release(frames, keyframe);
+      member.goodbye('session_closed');
+    } finally {
+      this.endedJoins--;
+      this.retireIfIdle();
+    }
   }
 
   /** Log frames in (replayFrom, upTo], or null after telling the member REPLAY_OUT_OF_RANGE (DECISIONS §4). */
@@ -382,9 +402,20 @@ export class LiveSession {
     this.emit('Closed', detail ? { exit_code: exitCode, reason, detail } : { exit_code: exitCode, reason });
     const closedAt = new Date(this.deps.clock.now()).toISOString();
     this.record = { ...this.record, state: 'closed', exitCode, closeReason: reason, closedAt };
-    void this.persist({ state: 'closed', exitCode, closeReason: reason, closedAt });
+    void this.persist({ state: 'closed', exitCode, closeReason: reason, closedAt }).then(() => {
+      this.closedStored = true;
+      this.retireIfIdle();
+    });
     for (const m of this.members.values()) m.goodbye('session_closed');
     this.members.clear();
+  }
+
+  /** An ended session nobody is joining keeps nothing: its screen goes, and the hub forgets it. */
+  private retireIfIdle(): void {
+    if (!this.ended || !this.closedStored || this.endedJoins > 0 || this.members.size > 0) return;
+    this.screen?.dispose();
+    this.screen = null;
+    this.retire(this);
   }
 
   private emitOutput(data: Uint8Array): void {
