@@ -2,6 +2,9 @@
 import { createHash, type Hash } from 'node:crypto';
 import WebSocket from 'ws';
 
+/** Wait before retrying an upgrade the server refused with 429. */
+const RETRY_MS = 500;
+
 export interface Frame {
   op: string;
   id: string;
@@ -16,6 +19,8 @@ export class BenchClient {
   hash: Hash = createHash('sha256');
   /** Off for fan-out observers: one hashing client is the check, 32 more only load the machine the server shares. */
   hashing = true;
+  /** Time connect() spent waiting out the server's upgrade rate limit (429) before this socket opened. */
+  rateLimitedMs = 0;
   private listeners: Array<(f: Frame | null, data: Buffer | null) => void> = [];
 
   /** `header`: bytes before the output in a binary message (PW1O's 13; 0 for a raw relay). */
@@ -51,10 +56,14 @@ export class BenchClient {
         ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
         ws.once('error', reject);
       });
-      if (status === 101) return new BenchClient(ws);
+      if (status === 101) {
+        const client = new BenchClient(ws);
+        client.rateLimitedMs = attempt * RETRY_MS;
+        return client;
+      }
       ws.terminate();
       if (status !== 429 || attempt >= 60) throw new Error(`attach refused: HTTP ${status}`);
-      await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, RETRY_MS));
     }
   }
 
