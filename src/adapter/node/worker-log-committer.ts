@@ -43,7 +43,7 @@ const BOOT = new URL('./log-commit-worker-boot.mjs', import.meta.url);
 
 /** A thread running log-commit-worker.ts against `db`. */
 export function logCommitWorker(db: LogDatabase): Worker {
-  return new Worker(BOOT, { workerData: { url: db.url, busyTimeoutMs: db.busyTimeoutMs } satisfies LogDatabase });
+  return new Worker(BOOT, { workerData: db });
 }
 
 /**
