@@ -14,6 +14,7 @@ import { sessionHostCaps } from './hub/session-host.ts';
 import { newSessionRecord } from './hub/session-record.ts';
 import type { HubStats, Metrics } from './metrics.ts';
 import type { Clock, Logger, PtyHost, Screen, SessionRecord, Store } from './ports.ts';
+import { lockStateDir, type StateLockPort } from './state-lock.ts';
 import { taskOps } from './tasks/ops.ts';
 import { TaskService } from './tasks/task-service.ts';
 
@@ -48,6 +49,8 @@ export interface RouterRuntime {
   clock: Clock;
   auth: Authenticator;
   metrics: ExposedMetrics;
+  /** The calls the state directory's lock needs (src/state-lock.ts). */
+  stateLock: StateLockPort;
   /** Where the replay log's group commits run, when not on the store's client in this thread (see openStore). */
   logCommitterFor?: (db: LogDatabase) => LogCommitter | undefined;
   /** Connects to the PTY host, starting one when nothing listens (called after the log is open). */
@@ -88,6 +91,20 @@ export interface ServedRouter extends Listening {
 
 /** Opens the log, reaches the PTY host and builds the hub and the app. Serving is the runtime's job. */
 export async function startRouter(config: Config, runtime: RouterRuntime): Promise<Router> {
+  const { clock } = runtime;
+  // First of all: a second router on this directory would share its database and PTY host.
+  const lock = await lockStateDir(config.stateDir, { instanceId: config.instanceId, now: clock.now() }, runtime.stateLock);
+  try {
+    const router = await startLocked(config, runtime);
+    const stop = router.stop;
+    return { ...router, stop: (drop) => stop(drop).finally(() => lock.release()) };
+  } catch (e) {
+    await lock.release();
+    throw e;
+  }
+}
+
+async function startLocked(config: Config, runtime: RouterRuntime): Promise<Router> {
   const { logger, clock, metrics } = runtime;
   const store = await openStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, logger, logCommitterFor: runtime.logCommitterFor });
   const ptyHost = await runtime.connectPtyHost().catch(async (e: unknown) => {

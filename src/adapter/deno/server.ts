@@ -9,6 +9,7 @@ import { startRouter, type ServedRouter } from '../../router.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { absolute, dirname, writeAll } from './io.ts';
 import { ensurePtyHost } from './pty-host.ts';
+import { denoStateLockPort } from './state-lock-port.ts';
 import { denoUpgradeWebSocket, wrapDenoSocket } from './ws-connection.ts';
 
 export interface StartOptions {
@@ -30,6 +31,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     clock: { now: Date.now },
     auth,
     metrics,
+    stateLock: denoStateLockPort,
     connectPtyHost: () => ensurePtyHost({ socketPath: absolute(config.ptySocket), logger }),
     // In this thread: Deno's Web Workers would need the emulator messages of worker-screens.ts
     // over another worker API, which is not built (see wrangler-notes.md).

@@ -16,6 +16,7 @@ import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, PtyHost } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
+import { nodeStateLockPort } from './state-lock-port.ts';
 import { SupervisedPtyHost } from './supervised-pty-host.ts';
 import { nodeLogCommitterFor } from './worker-log-committer.ts';
 import type { LogCommitter, LogDatabase } from '../../../storage/log-committer.ts';
@@ -52,6 +53,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     clock: { now: Date.now },
     auth,
     metrics,
+    stateLock: nodeStateLockPort,
     logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
     connectPtyHost: async () => {
       const supervised = await SupervisedPtyHost.start({ socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel });
