@@ -14,7 +14,8 @@ import { sessionHostCaps } from './hub/session-host.ts';
 import { newSessionRecord } from './hub/session-record.ts';
 import type { HubStats, Metrics } from './metrics.ts';
 import type { Clock, Logger, PtyHost, Screen, SessionRecord, Store } from './ports.ts';
-import { lockStateDir, type StateLockPort } from './state-lock.ts';
+import { holdInstanceLease } from './instance-lease.ts';
+import { lockStateDir, type StateLock, type StateLockPort } from './state-lock.ts';
 import { taskOps } from './tasks/ops.ts';
 import { TaskService } from './tasks/task-service.ts';
 
@@ -51,6 +52,11 @@ export interface RouterRuntime {
   metrics: ExposedMetrics;
   /** The calls the state directory's lock needs (src/state-lock.ts). */
   stateLock: StateLockPort;
+  /**
+   * The router can no longer serve (its instance lease is lost): the adapter stops serving. The
+   * router has begun its own stop already.
+   */
+  fatal?(error: Error): void;
   /** Where the replay log's group commits run, when not on the store's client in this thread (see openStore). */
   logCommitterFor?: (db: LogDatabase) => LogCommitter | undefined;
   /** Connects to the PTY host, starting one when nothing listens (called after the log is open). */
@@ -95,7 +101,7 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
   // First of all: a second router on this directory would share its database and PTY host.
   const lock = await lockStateDir(config.stateDir, { instanceId: config.instanceId, now: clock.now() }, runtime.stateLock);
   try {
-    const router = await startLocked(config, runtime);
+    const router = await startLocked(config, runtime, lock);
     const stop = router.stop;
     return { ...router, stop: (drop) => stop(drop).finally(() => lock.release()) };
   } catch (e) {
@@ -104,10 +110,27 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
   }
 }
 
-async function startLocked(config: Config, runtime: RouterRuntime): Promise<Router> {
+async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLock): Promise<Router> {
   const { logger, clock, metrics } = runtime;
   const store = await openStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, logger, logCommitterFor: runtime.logCommitterFor });
+  // Before any session is touched: another router may serve this instance on this database.
+  // Set once the router is built; a loss before that fails the start.
+  const onLoss: { stop?: (e: Error) => void; early?: Error } = {};
+  const lease = await holdInstanceLease({
+    store: store.leases,
+    instanceId: config.instanceId,
+    stateKey: lock.key,
+    holder: { pid: runtime.stateLock.pid, state_dir: lock.dir },
+    ttlMs: config.instanceLeaseMs,
+    clock,
+    logger,
+    lost: (e) => (onLoss.stop ? onLoss.stop(e) : (onLoss.early = e)),
+  }).catch(async (e: unknown) => {
+    await store.close();
+    throw e;
+  });
   const ptyHost = await runtime.connectPtyHost().catch(async (e: unknown) => {
+    await lease.release();
     await store.close();
     throw e;
   });
@@ -136,6 +159,7 @@ async function startLocked(config: Config, runtime: RouterRuntime): Promise<Rout
   } catch (e) {
     await (ptyHost.startedHere() ? ptyHost.stop() : ptyHost.close());
     await screens.close();
+    await lease.release();
     await store.close();
     throw e;
   }
@@ -179,10 +203,20 @@ async function startLocked(config: Config, runtime: RouterRuntime): Promise<Rout
       if (ptyHost.startedHere() && !stopHost) logger.log('info', 'leaving the PTY host running: it runs multiplexer sessions', { pid: ptyHost.pid(), sessions: managed.length });
       await hub.shutdown(stopHost);
       dropConnections?.();
+      await lease.release();
       await store.close();
       await (stopHost ? ptyHost.stop() : ptyHost.close());
       await screens.close();
     })());
+
+  onLoss.stop = (e) => {
+    void stop().catch((err: unknown) => logger.log('error', 'stop after the lease was lost failed', { error: String(err) }));
+    runtime.fatal?.(e);
+  };
+  if (onLoss.early) {
+    await stop();
+    throw onLoss.early;
+  }
 
   return { app, hub, store, ptyHost, createDefaultSession, stop };
 }

@@ -37,6 +37,10 @@ export class StateDirInUseError extends Error {
 }
 
 export interface StateLock {
+  /** Names this state directory without revealing the lock's name: the instance lease records it. */
+  key: string;
+  /** The directory's real path. */
+  dir: string;
   release(): Promise<void>;
 }
 
@@ -48,11 +52,13 @@ const ATTEMPTS = 3;
 /** Takes the state directory's lock, or throws StateDirInUseError naming the holder. */
 export async function lockStateDir(stateDir: string, who: { instanceId: string; now: number }, port: StateLockPort): Promise<StateLock> {
   const real = await port.realPath(stateDir);
-  const name = await lockName(real, await lockKey(`${real}/${KEY_FILE}`, port));
+  const secret = await lockKey(`${real}/${KEY_FILE}`, port);
+  const name = `\0pty-ws/state/${await digest(`${real}\n${secret}`)}`;
+  const key = await digest(`instance lease\n${real}\n${secret}`);
   const greeting = JSON.stringify({ pid: port.pid, instance_id: who.instanceId, state_dir: real, since: new Date(who.now).toISOString() });
   for (let attempt = 1; ; attempt++) {
     const held = await port.bind(name, greeting);
-    if (held) return held;
+    if (held) return { key, dir: real, release: () => held.release() };
     const answer = await port.ask(name, ASK_MS);
     if (answer === 'timeout') throw new StateDirInUseError(real, null, `it did not say its pid within ${ASK_MS} ms: stopped or hung?`);
     if (answer !== null) {
@@ -76,9 +82,9 @@ async function lockKey(file: string, port: StateLockPort): Promise<string> {
   throw new Error(`${file}: not a pty-ws lock key (32 hex digits); remove it if no pty-ws server uses this directory`);
 }
 
-async function lockName(realDir: string, key: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${realDir}\n${key}`)));
-  return `\0pty-ws/state/${Array.from(digest.subarray(0, 20), (b) => b.toString(16).padStart(2, '0')).join('')}`;
+async function digest(text: string): Promise<string> {
+  const bytes = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+  return Array.from(bytes.subarray(0, 20), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 function parseGreeting(text: string): { pid: number | null; instance: string; since: string } {

@@ -14,6 +14,8 @@ import { denoUpgradeWebSocket, wrapDenoSocket } from './ws-connection.ts';
 
 export interface StartOptions {
   createDefaultSession?: boolean;
+  /** After the server closed because it can no longer serve (its instance lease was lost). */
+  onFatal?: (error: Error) => void;
   logger?: Logger;
 }
 
@@ -32,6 +34,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     auth,
     metrics,
     stateLock: denoStateLockPort,
+    fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
     connectPtyHost: () => ensurePtyHost({ socketPath: absolute(config.ptySocket), logger }),
     // In this thread: Deno's Web Workers would need the emulator messages of worker-screens.ts
     // over another worker API, which is not built (see wrangler-notes.md).

@@ -35,6 +35,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Wraps the PtyHost port the hub talks to (a test makes the router slower than its PTYs with it). */
   decoratePtyHost?: (host: PtyHost) => PtyHost;
+  /** After the server closed because it can no longer serve (its instance lease was lost). */
+  onFatal?: (error: Error) => void;
   /** Wraps the replay log's committer (a test makes the database slower than the PTYs with it). */
   decorateLogCommitter?: (committer: LogCommitter) => LogCommitter;
 }
@@ -54,6 +56,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     auth,
     metrics,
     stateLock: nodeStateLockPort,
+    fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
     logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
     connectPtyHost: async () => {
       const supervised = await SupervisedPtyHost.start({ socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel });
