@@ -17,6 +17,7 @@ import type { Logger, PtyHost } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { nodeStateLockPort } from './state-lock-port.ts';
+import { withUpgradeRefusalBodies } from './upgrade-refusal.ts';
 import { SupervisedPtyHost } from './supervised-pty-host.ts';
 import { nodeLogCommitterFor } from './worker-log-committer.ts';
 import type { LogCommitter, LogDatabase } from '../../../storage/log-committer.ts';
@@ -91,7 +92,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     },
   });
 
-  const base = { fetch: router.app.fetch, port: config.port, hostname: config.host, websocket: { server: wss } };
+  const base = { fetch: withUpgradeRefusalBodies(router.app.fetch), port: config.port, hostname: config.host, websocket: { server: wss } };
   const server = await listen(() => (tls ? serve({ ...base, createServer: createHttpsServer, serverOptions: tls }) : serve(base))).catch(async (e: unknown) => {
     await router.stop();
     throw e;
