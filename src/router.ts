@@ -13,26 +13,12 @@ import { SessionHub } from './hub/hub.ts';
 import { sessionHostCaps } from './hub/session-host.ts';
 import { newSessionRecord } from './hub/session-record.ts';
 import type { HubStats, Metrics } from './metrics.ts';
-import type { Clock, Logger, PtyHost, Screen, SessionRecord, Store } from './ports.ts';
+import type { Clock, Logger, Screen, SessionRecord, Store } from './ports.ts';
 import { holdInstanceLease } from './instance-lease.ts';
+import type { PtyHostLink } from './pty-host/supervised.ts';
 import { lockStateDir, type StateLock, type StateLockPort } from './state-lock.ts';
 import { taskOps } from './tasks/ops.ts';
 import { TaskService } from './tasks/task-service.ts';
-
-/** The connection to the PTY host, as the runtime made it. */
-export interface PtyHostLink {
-  host: PtyHost;
-  /** The backends the host reported it runs: exactly what binding_hello advertises. */
-  backends: readonly string[];
-  /** The connected host was started by this router (it may stop with it; see Router.stop). */
-  startedHere(): boolean;
-  /** The connected host's pid, or null while none is connected. */
-  pid(): number | null;
-  /** Closes the connection and leaves the host running. */
-  close(): Promise<void>;
-  /** Closes the connection and, when startedHere, stops the host. */
-  stop(): Promise<void>;
-}
 
 /** Where the sessions' terminal emulators run (this thread, a worker thread, a Web Worker). */
 export interface ScreenService {
@@ -66,6 +52,8 @@ export interface RouterRuntime {
   /** The runtime's part of the app: the WebSocket upgrade, the socket wrapper, the peer address and any optional routes' ports. */
   app: Omit<AppDeps, RouterAppDeps>;
 }
+
+export type { PtyHostLink };
 
 /** What the router itself gives the app. */
 type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'ready' | 'renderMetrics';

@@ -8,7 +8,8 @@ import type { Logger } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { absolute, dirname, writeAll } from './io.ts';
-import { ensurePtyHost } from './pty-host.ts';
+import { supervisedPtyHostLink } from '../../pty-host/supervised.ts';
+import { denoPtyHostRuntime } from './pty-host.ts';
 import { denoStateLockPort } from './state-lock-port.ts';
 import { denoUpgradeWebSocket, wrapDenoSocket } from './ws-connection.ts';
 
@@ -35,7 +36,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     metrics,
     stateLock: denoStateLockPort,
     fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
-    connectPtyHost: () => ensurePtyHost({ socketPath: absolute(config.ptySocket), logger }),
+    connectPtyHost: () => supervisedPtyHostLink({ runtime: denoPtyHostRuntime, socketPath: absolute(config.ptySocket), logger, logLevel: config.logLevel }),
     // In this thread: Deno's Web Workers would need the emulator messages of worker-screens.ts
     // over another worker API, which is not built (see wrangler-notes.md).
     startScreens: () => ({ create: inProcessScreens, close: () => Promise.resolve() }),

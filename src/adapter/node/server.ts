@@ -18,7 +18,8 @@ import { startRouter, type ServedRouter } from '../../router.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { nodeStateLockPort } from './state-lock-port.ts';
 import { withUpgradeRefusalBodies } from './upgrade-refusal.ts';
-import { SupervisedPtyHost } from './supervised-pty-host.ts';
+import { supervisedPtyHostLink } from '../../pty-host/supervised.ts';
+import { nodePtyHostRuntime } from './pty-host-process.ts';
 import { nodeLogCommitterFor } from './worker-log-committer.ts';
 import type { LogCommitter, LogDatabase } from '../../../storage/log-committer.ts';
 import { WorkerScreens } from './worker-screens.ts';
@@ -59,17 +60,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     stateLock: nodeStateLockPort,
     fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
     logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
-    connectPtyHost: async () => {
-      const supervised = await SupervisedPtyHost.start({ socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel });
-      return {
-        host: opts.decoratePtyHost?.(supervised) ?? supervised,
-        backends: supervised.backends,
-        startedHere: () => supervised.startedHost,
-        pid: () => supervised.hostPid,
-        close: () => supervised.close(),
-        stop: () => supervised.stop(),
-      };
-    },
+    connectPtyHost: () => supervisedPtyHostLink({ runtime: nodePtyHostRuntime, socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel }, opts.decoratePtyHost),
     startScreens: () => new WorkerScreens(logger),
     app: {
       webAssets: bundledWebAssets(logger),
