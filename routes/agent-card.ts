@@ -67,7 +67,9 @@ export function agentCard(config: Config, origins: { http: string; ws: string },
       {
         id: 'shell-command',
         name: 'Run a command in the terminal',
-        description: 'SendMessage with a text part runs it in the session\'s shell, visibly to everyone attached; the task completes with its exit status and output.',
+        description:
+          'SendMessage with a text part runs it in the session\'s shell, visibly to everyone attached; the task completes with its exit status and output. ' +
+          'The contextId is the session id: without one a new session starts (its host from message.metadata["pty-ws/session"]: argv, command, cwd, env, terminal_size, label, session_backend).',
         tags: ['shell', 'command', 'task'],
         examples: ['ls -la', 'make test'],
       },

@@ -100,6 +100,12 @@ describe.each(TRANSPORTS)('over %s', (transport: Transport) => {
     expect(bad.name).toBe('RequestMalformedError');
     expect(bad.message).toContain('pty-ws/session');
     expect(await rejection(client.sendMessage(send({ message: userText('true', { metadata: { 'pty-ws/session': { session_backend: 'zellij' } } }) })))).toBeInstanceOf(UnsupportedOperationError);
+    // A message refused once its new session has started (an empty command) leaves no session running.
+    const before = await runningSessions();
+    const empty = await rejection(client.sendMessage(send({ message: userText('   ') })));
+    expect(empty.message).toContain('empty');
+    if (transport === 'JSONRPC') expect((empty as A2AError & { envelopeCode: number }).envelopeCode).toBe(-32602);
+    await expect.poll(runningSessions).toBe(before);
   });
 
   it('SendStreamingMessage streams the task, its updates and its artifact in order, ending at the terminal state', async () => {
@@ -229,6 +235,11 @@ describe.each(TRANSPORTS)('over %s', (transport: Transport) => {
     expect(anonymous.status).toBe(401);
   });
 });
+
+async function runningSessions(): Promise<number> {
+  const res = await fetch(`${server.origin}/agents/local/sessions`, { headers: { authorization: `Bearer ${ctl.token}` } });
+  return ((await res.json()) as { sessions: Array<{ state: string }> }).sessions.filter((s) => s.state === 'running').length;
+}
 
 async function untilSessionClosed(id: string): Promise<void> {
   const deadline = Date.now() + 10_000;

@@ -128,7 +128,7 @@ export class A2aControlPlane {
     } catch (e) {
       // A session started for a message that was then refused is not left running.
       if (created) await this.deps.hub.kill(session.id).catch(() => false);
-      throw e;
+      throw asParamsError(e);
     }
   }
 
@@ -148,6 +148,15 @@ export class A2aControlPlane {
 
 function requireScope(p: Principal, scope: Scope, what: string): void {
   if (!hasScope(p, scope)) throw new BindingError('PERMISSION_DENIED', `this bearer cannot ${what}: that needs the ${scope} scope`);
+}
+
+/**
+ * The task runner's INVALID_REQUEST is about the message (an empty command, a task still queued),
+ * which on JSON-RPC is the params' fault (-32602), not the envelope's (-32600).
+ */
+function asParamsError(e: unknown): unknown {
+  if (!(e instanceof BindingError) || e.code !== 'INVALID_REQUEST' || e.a2a !== undefined) return e;
+  return invalidParams(e.message, e.metadata);
 }
 
 function taskNotFound(taskId: string): BindingError {
