@@ -5,6 +5,7 @@
 import type { Context, Hono } from 'hono';
 import type { Principal } from '../src/auth/principal.ts';
 import type { A2aControlPlane } from '../src/a2a/control-plane.ts';
+import { invalidParams } from '../src/a2a/requests.ts';
 import { sseResponse } from '../src/a2a/sse.ts';
 import { restErrorBody } from '../src/a2a/wire-errors.ts';
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
@@ -45,11 +46,12 @@ export function a2aRestRoute(app: Hono, deps: AppDeps): void {
     try {
       const principal = await a2aCaller(c, deps);
       if (!principal) return c.json(restError('not_found', `unknown instance ${c.req.param('instance_id')}`), 404);
-      const rel = /^\/agents\/[^/]+\/a2a\/rest(\/.*)$/.exec(c.req.path)?.[1] ?? '';
+      // The raw path: a task id is percent-decoded once, here, after the path is split.
+      const rel = /^\/agents\/[^/]+\/a2a\/rest(\/.*)$/.exec(new URL(c.req.url).pathname)?.[1] ?? '';
       const matches = ROUTES.filter((r) => r.path.test(rel));
       const route = matches.find((r) => r.method === c.req.method);
       if (!route) return c.json(restError('not_found', matches.length > 0 ? `${c.req.method} is not allowed on ${rel}` : `no A2A HTTP+JSON route ${rel}`), matches.length > 0 ? 405 : 404);
-      const id = decodeURIComponent(route.path.exec(rel)?.[1] ?? '');
+      const id = decodeSegment(route.path.exec(rel)?.[1] ?? '');
       const answer = await route.run({ a2a: deps.a2a, principal, id, query: new URL(c.req.url).searchParams, body: () => jsonBody(c) });
       if ('json' in answer) return c.json(answer.json);
       return sseResponse(answer.stream, (event) => event, (e) => `event: error\ndata: ${JSON.stringify(failure(c, deps, e).body)}\n\n`);
@@ -58,6 +60,14 @@ export function a2aRestRoute(app: Hono, deps: AppDeps): void {
       return c.json(body, status as 400);
     }
   });
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw invalidParams(`the task id in the path is not valid percent-encoding: ${segment.slice(0, 128)}`);
+  }
 }
 
 /** CancelTask may carry `metadata` in its body; an empty body is fine. */

@@ -319,6 +319,13 @@ describe('JSON-RPC envelope errors', () => {
     expect(await push.json()).toMatchObject({ error: { code: 400, status: 'FAILED_PRECONDITION', details: [{ reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' }] } });
     expect((await fetch(`${endpoint('rest')}/tasks/x:frobnicate`, { method: 'POST', headers: auth })).status).toBe(404);
     expect((await fetch(`${endpoint('rest')}/message:send`, { method: 'GET', headers: auth })).status).toBe(405);
+    const badEscape = await fetch(`${endpoint('rest')}/tasks/%E0%A4%A`, { headers: auth });
+    expect(badEscape.status).toBe(400);
+    expect(await badEscape.json()).toMatchObject({ error: { status: 'INVALID_ARGUMENT', details: [{ reason: 'INVALID_PARAMS' }] } });
+    const rest = await a2aClient(server.origin, ctl.token, 'HTTP+JSON');
+    const sent = await rest.sendMessage(send({ message: userText('echo escaped') }));
+    const encoded = encodeURIComponent('id' in sent ? sent.id : '');
+    expect(((await (await fetch(`${endpoint('rest')}/tasks/${encoded}`, { headers: auth })).json()) as { id: string }).id).toBe('id' in sent ? sent.id : '?');
     const notJson = await fetch(`${endpoint('rest')}/message:send`, { method: 'POST', headers: { authorization: auth.authorization, 'content-type': 'text/plain' }, body: '{}' });
     expect(notJson.status).toBe(400);
   });
