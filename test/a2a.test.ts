@@ -261,6 +261,24 @@ describe('one task world across the three bindings', () => {
     expect(viaRest).toEqual(await jsonrpc.getTask(get(sent.id)));
     expect(textOf(viaRest)).toContain('shared');
   });
+
+  it('and the reverse: a task sent over pty-ws is read and followed over both standard bindings', async () => {
+    const { session_id, attach_url } = await server.createSession({}, ctl.token);
+    const agent = await TestClient.connect(attach_url, { token: ctl.token });
+    await agent.waitForFrame((f) => f.op === 'binding_hello', 'hello');
+    const id = agent.send('SendMessage', { message: userText('sleep 1; echo from-pty-ws'), configuration: { returnImmediately: true } });
+    const accepted = await agent.waitForFrame((f) => f.id === id, 'SendMessage.Response');
+    const taskId = (accepted.payload.task as { id: string }).id;
+    const rest = await a2aClient(server.origin, ctl.token, 'HTTP+JSON');
+    const jsonrpc = await a2aClient(server.origin, ctl.token, 'JSONRPC');
+    await untilState(rest, taskId, TaskState.TASK_STATE_WORKING);
+    const events = await collect(jsonrpc.resubscribeTask({ tenant: '', id: taskId }));
+    expect(states(events).at(-1)).toBe('TASK_STATE_COMPLETED');
+    const done = await rest.getTask(get(taskId));
+    expect(done.contextId).toBe(session_id);
+    expect(textOf(done)).toContain('from-pty-ws');
+    agent.close();
+  }, 30_000);
 });
 
 describe('ListTasks is limited to the sessions the bearer may see', () => {
