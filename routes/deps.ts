@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type { UpgradeWebSocket, WSContext } from 'hono/ws';
+import type { A2aControlPlane } from '../src/a2a/control-plane.ts';
 import type { Authenticator } from '../src/auth/authenticator.ts';
 import type { Config } from '../src/config.ts';
 import type { SessionHub } from '../src/hub/hub.ts';
@@ -14,6 +15,8 @@ export interface AppDeps {
   hub: SessionHub;
   auth: Authenticator;
   shares: ShareService;
+  /** The operations of the standard A2A bindings (JSON-RPC and HTTP+JSON). */
+  a2a: A2aControlPlane;
   /** The web terminal's bundled files (absent: this runtime serves no web terminal). */
   webAssets?: WebAssets;
   upgradeWebSocket: UpgradeWebSocket;

@@ -5,6 +5,7 @@ import type { Hono } from 'hono';
 import { createApp } from '../routes/app.ts';
 import type { AppDeps } from '../routes/deps.ts';
 import type { LogCommitter, LogDatabase } from '../storage/log-committer.ts';
+import { A2aControlPlane } from './a2a/control-plane.ts';
 import { openStore } from '../storage/open.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import type { Listening } from './banner.ts';
@@ -64,7 +65,7 @@ export interface RouterRuntime {
 }
 
 /** What the router itself gives the app. */
-type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'shares' | 'ready' | 'renderMetrics';
+type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'shares' | 'a2a' | 'ready' | 'renderMetrics';
 
 export interface Router {
   app: Hono;
@@ -145,6 +146,7 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
     hub,
     auth,
     shares,
+    a2a: new A2aControlPlane({ config, store, hub, clock, taskStore: store.tasks, tasks }),
     ready: async () => {
       const problems: string[] = [];
       await store.lastSequence('readyz').catch((e: unknown) => problems.push(`database: ${String(e)}`));
