@@ -1,9 +1,11 @@
 import type { Context } from 'hono';
 import type { UpgradeWebSocket, WSContext } from 'hono/ws';
+import type { A2aControlPlane } from '../src/a2a/control-plane.ts';
 import type { Authenticator } from '../src/auth/authenticator.ts';
 import type { Config } from '../src/config.ts';
 import type { SessionHub } from '../src/hub/hub.ts';
 import type { ClientConnection, Store } from '../src/ports.ts';
+import type { ShareService } from '../src/shares/share-service.ts';
 import type { WebAssets } from './web-page.ts';
 
 /** What the routes need; each runtime adapter supplies its own WebSocket upgrade and socket wrapper. */
@@ -12,6 +14,9 @@ export interface AppDeps {
   store: Store;
   hub: SessionHub;
   auth: Authenticator;
+  shares: ShareService;
+  /** The operations of the standard A2A bindings (JSON-RPC and HTTP+JSON). */
+  a2a: A2aControlPlane;
   /** The web terminal's bundled files (absent: this runtime serves no web terminal). */
   webAssets?: WebAssets;
   upgradeWebSocket: UpgradeWebSocket;

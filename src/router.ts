@@ -5,6 +5,7 @@ import type { Hono } from 'hono';
 import { createApp } from '../routes/app.ts';
 import type { AppDeps } from '../routes/deps.ts';
 import type { LogCommitter, LogDatabase } from '../storage/log-committer.ts';
+import { A2aControlPlane } from './a2a/control-plane.ts';
 import { openStore } from '../storage/open.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import type { Listening } from './banner.ts';
@@ -16,6 +17,9 @@ import type { HubStats, Metrics } from './metrics.ts';
 import type { Clock, Logger, Screen, SessionRecord, Store } from './ports.ts';
 import { holdInstanceLease } from './instance-lease.ts';
 import type { PtyHostLink } from './pty-host/supervised.ts';
+import { confinementMismatch } from './session-confinement.ts';
+import { ShareAuthenticator } from './shares/share-authenticator.ts';
+import { ShareService } from './shares/share-service.ts';
 import { lockStateDir, type StateLock, type StateLockPort } from './state-lock.ts';
 import { taskOps } from './tasks/ops.ts';
 import { TaskService } from './tasks/task-service.ts';
@@ -56,7 +60,7 @@ export interface RouterRuntime {
 export type { PtyHostLink };
 
 /** What the router itself gives the app. */
-type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'ready' | 'renderMetrics';
+type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'shares' | 'a2a' | 'ready' | 'renderMetrics';
 
 export interface Router {
   app: Hono;
@@ -123,6 +127,14 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     throw e;
   });
 
+  const mismatch = confinementMismatch(config, ptyHost.confinement);
+  if (mismatch) {
+    await ptyHost.stop();
+    await lease.release();
+    await store.close();
+    throw new Error(mismatch);
+  }
+
   // binding_hello advertises exactly what this host reported it can run.
   const sessionHost = sessionHostCaps(ptyHost.backends);
   const screens = runtime.startScreens();
@@ -152,12 +164,17 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     throw e;
   }
 
+  // Share links are bearers too, for every route and the upgrade (docs/sharing.md).
+  const auth = new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId);
+  const shares = new ShareService({ store: store.shares, clock, instanceId: config.instanceId, endConnections: (id, message) => hub.endConnections(id, message) });
   const app = createApp({
     ...runtime.app,
     config,
     store,
     hub,
-    auth: runtime.auth,
+    auth,
+    shares,
+    a2a: new A2aControlPlane({ config, store, hub, clock, taskStore: store.tasks, tasks }),
     ready: async () => {
       const problems: string[] = [];
       await store.lastSequence('readyz').catch((e: unknown) => problems.push(`database: ${String(e)}`));

@@ -6,6 +6,7 @@ import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './lo
 import { logInserts } from './log-insert.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
 import { sessionLog, sessions } from './schema.ts';
+import { LibsqlShareStore } from './share-store.ts';
 import { LibsqlInstanceLeases } from './instance-leases.ts';
 import { LibsqlTaskStore } from './task-store.ts';
 import { WriteQueue } from './write-queue.ts';
@@ -49,6 +50,8 @@ const { currentSequence: _currentSequence, ...recordColumns } = getTableColumns(
 export class LibsqlStore implements Store {
   /** The A2A tasks, written through this store's single writer. */
   readonly tasks: LibsqlTaskStore;
+  /** Share links, written through the same writer. */
+  readonly shares: LibsqlShareStore;
   /** Which router serves which instance id, written through this store's single writer. */
   readonly leases: LibsqlInstanceLeases;
   readonly #db: StoreDatabase;
@@ -78,6 +81,7 @@ export class LibsqlStore implements Store {
       logger: options.logger,
     });
     this.tasks = new LibsqlTaskStore(db, (queries) => this.#write(queries));
+    this.shares = new LibsqlShareStore(db, (queries) => this.#write(queries));
     this.leases = new LibsqlInstanceLeases(db, (queries) => this.#write(queries));
   }
 
@@ -109,6 +113,7 @@ export class LibsqlStore implements Store {
       sessionClass: patch.sessionClass,
       cwd: patch.cwd,
       argv: patch.argv,
+      env: patch.env,
       cols: patch.cols,
       rows: patch.rows,
       closedAt: patch.closedAt,

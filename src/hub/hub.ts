@@ -2,6 +2,7 @@
 import { onExpiry } from '../auth/expiry.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hasScope } from '../auth/principal.ts';
+import type { JoinRights } from './join-spec.ts';
 import { BindingError } from '../errors.ts';
 import type { ClientConnection, ScreenFactory, SessionRecord } from '../ports.ts';
 import type { HubStats } from '../metrics.ts';
@@ -108,12 +109,26 @@ export class SessionHub {
     return a;
   }
 
-  /** Terminates a session's process; `Closed` (`killed`) reaches every attached client. */
-  async kill(sessionId: string): Promise<boolean> {
+  /**
+   * Ends a session (its process, or its chance to start one); `Closed` (`killed`) reaches every
+   * attached client. Null when it had already ended.
+   */
+  async kill(sessionId: string): Promise<'closing' | 'closed' | null> {
     const s = await this.session(sessionId);
-    if (!s || s.state !== 'running') return false;
-    s.kill();
-    return true;
+    return s ? s.kill() : null;
+  }
+
+  /**
+   * Ends every connection authenticated as this principal, whatever its role: a final
+   * UNAUTHENTICATED Error, then close 4401 (a revoked share). Returns how many were ended.
+   */
+  endConnections(principalId: string, message: string): number {
+    const ending = [...this.attachments].filter((a) => a.principalId === principalId);
+    for (const a of ending) {
+      this.deps.logger.log('info', 'audit.credential_revoked', { principal: principalId, client_id: a.clientId });
+      a.end(new BindingError('UNAUTHENTICATED', message, { fatal: true }));
+    }
+    return ending.length;
   }
 
   /** The A2A core operations registered on this hub: what binding_hello and the AgentCard advertise. */
@@ -141,8 +156,8 @@ export class SessionHub {
     return { sessions: [...sessions.values()], clients: [...roles].map(([role, count]) => ({ role, count })) };
   }
 
-  mayControl(p: Principal): boolean {
-    return hasScope(p, 'pty:control');
+  rights(p: Principal): JoinRights {
+    return { principalId: p.id, mayControl: hasScope(p, 'pty:control'), mayAdmin: hasScope(p, 'pty:admin') };
   }
 
   /**

@@ -24,11 +24,11 @@ export interface PtyHostRuntime<Child = unknown> {
   /** Connects to the host's socket and waits for its greeting; rejects with the socket error (ENOENT, ECONNREFUSED, ...). */
   connect(socketPath: string, options: PtyHostClientOptions): Promise<PtyHostConnection>;
   /**
-   * Starts `pty-ws pty-host --socket <socketPath>` with exactly `env`, in its own process group
+   * Starts `pty-ws pty-host --socket <socketPath> <flags>` with exactly `env`, in its own process group
    * (a Ctrl-C meant for the router must not reach the sessions before the router has shut down
    * in order), calling back with every line it prints. Throws when it cannot be started.
    */
-  spawnHost(o: { socketPath: string; env: Record<string, string>; stdout(line: string): void; stderr(line: string): void }): SpawnedHost<Child>;
+  spawnHost(o: { socketPath: string; flags: readonly string[]; env: Record<string, string>; stdout(line: string): void; stderr(line: string): void }): SpawnedHost<Child>;
   /** The router's environment, which the host inherits without the router's own settings. */
   environment(): Readonly<Record<string, string | undefined>>;
 }
@@ -39,6 +39,8 @@ export interface EnsurePtyHostOptions {
   logger?: Logger;
   /** The log level of a host this call starts (default: its own default, info). */
   logLevel?: LogLevel;
+  /** Extra command-line flags for a host this call starts (how it confines sessions). */
+  hostFlags?: readonly string[];
   /** How long a started host may take to print its listening line. Default 15 s. */
   startTimeoutMs?: number;
   client?: Omit<PtyHostClientOptions, 'logger'>;
@@ -96,6 +98,7 @@ async function startHost<Child>(runtime: PtyHostRuntime<Child>, options: EnsureP
   try {
     spawned = runtime.spawnHost({
       socketPath,
+      flags: options.hostFlags ?? [],
       env: hostEnvironment(runtime.environment(), options.logLevel),
       stdout: (line) => {
         if (line.startsWith(LISTENING_LINE)) listening();

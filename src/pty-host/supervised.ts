@@ -4,6 +4,7 @@
 
 import { PtyHostError } from '../../pty/protocol.ts';
 import type { LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../ports.ts';
+import type { ConfinementReport } from '../session-confinement.ts';
 import { ensurePtyHost, type PtyHostHandle, type PtyHostRuntime } from './launcher.ts';
 
 /** The connection to the PTY host, as the runtime made it. */
@@ -11,6 +12,8 @@ export interface PtyHostLink {
   host: PtyHost;
   /** The backends the host reported it runs: exactly what binding_hello advertises. */
   backends: readonly string[];
+  /** How the host said it confines sessions (undefined: a host too old to say, unconfined). */
+  confinement: ConfinementReport | undefined;
   /** The connected host was started by this router (it may stop with it; see Router.stop). */
   startedHere(): boolean;
   /** The connected host's pid, or null while none is connected. */
@@ -27,6 +30,8 @@ export interface SupervisedPtyHostOptions {
   logger: Logger;
   /** The log level of a host this router starts. */
   logLevel?: LogLevel;
+  /** Extra command-line flags for a host this router starts (how it confines sessions). */
+  hostFlags?: readonly string[];
   /** Waits before each reconnection attempt; the last one repeats. */
   retryDelaysMs?: readonly number[];
 }
@@ -49,6 +54,11 @@ export class SupervisedPtyHost implements PtyHost {
 
   private constructor(options: SupervisedPtyHostOptions) {
     this.#options = options;
+  }
+
+  /** How the connected host confines sessions, as it said in its greeting. */
+  get confinement(): ConfinementReport | undefined {
+    return this.#handle?.host.confinement;
   }
 
   /** The backends the connected host runs (empty while none is connected). */
@@ -122,8 +132,8 @@ export class SupervisedPtyHost implements PtyHost {
   }
 
   #ensure(): Promise<PtyHostHandle> {
-    const { runtime, socketPath, logger, logLevel } = this.#options;
-    return ensurePtyHost(runtime, { socketPath, logger, logLevel });
+    const { runtime, socketPath, logger, logLevel, hostFlags } = this.#options;
+    return ensurePtyHost(runtime, { socketPath, logger, logLevel, hostFlags });
   }
 
   #attach(handle: PtyHostHandle): void {
@@ -184,6 +194,7 @@ export async function supervisedPtyHostLink(options: SupervisedPtyHostOptions, d
   return {
     host: decorate?.(supervised) ?? supervised,
     backends: supervised.backends,
+    confinement: supervised.confinement,
     startedHere: () => supervised.startedHost,
     pid: () => supervised.hostPid,
     close: () => supervised.close(),

@@ -91,10 +91,10 @@ function asError(e: unknown): Error {
 export const denoPtyHostRuntime: PtyHostRuntime<Deno.ChildProcess> = {
   connect: connectPtyHost,
   environment: () => Deno.env.toObject(),
-  spawnHost({ socketPath, env, stdout, stderr }) {
+  spawnHost({ socketPath, flags, env, stdout, stderr }) {
     const root = decodeURIComponent(new URL('../../../', import.meta.url).pathname);
     const child = new Deno.Command('node', {
-      args: ['--import', 'tsx', `${root}pty/main.ts`, '--socket', socketPath],
+      args: ['--import', 'tsx', `${root}pty/main.ts`, '--socket', socketPath, ...flags],
       // `--import tsx` resolves from the cwd, so run where this package's node_modules are.
       cwd: root,
       env,

@@ -15,9 +15,9 @@ export type NodePtyHostHandle = PtyHostHandle<ChildProcess>;
 export const nodePtyHostRuntime: PtyHostRuntime<ChildProcess> = {
   connect: (socketPath, options) => PtyHostClient.connect(socketPath, options),
   environment: () => process.env,
-  spawnHost({ socketPath, env, stdout, stderr }) {
+  spawnHost({ socketPath, flags, env, stdout, stderr }) {
     const mainPath = fileURLToPath(new URL('../../../pty/main.ts', import.meta.url));
-    const child = spawn(process.execPath, ['--import', 'tsx', mainPath, '--socket', socketPath], {
+    const child = spawn(process.execPath, ['--import', 'tsx', mainPath, '--socket', socketPath, ...flags], {
       // `--import tsx` resolves from the cwd, so run where this package's node_modules are.
       cwd: path.dirname(path.dirname(mainPath)),
       env,

@@ -15,6 +15,7 @@ import { jsonLogger } from '../../logger.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, PtyHost } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
+import { confinementFlags } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { nodeStateLockPort } from './state-lock-port.ts';
 import { withUpgradeRefusalBodies } from './upgrade-refusal.ts';
@@ -60,7 +61,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     stateLock: nodeStateLockPort,
     fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
     logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
-    connectPtyHost: () => supervisedPtyHostLink({ runtime: nodePtyHostRuntime, socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel }, opts.decoratePtyHost),
+    connectPtyHost: () =>
+      supervisedPtyHostLink({ runtime: nodePtyHostRuntime, socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel, hostFlags: confinementFlags(config, (p) => resolve(p)) }, opts.decoratePtyHost),
     startScreens: () => new WorkerScreens(logger),
     app: {
       webAssets: bundledWebAssets(logger),
