@@ -31,7 +31,7 @@ async function start(): Promise<Started> {
     await killMultiplexers(join(dir, 'pty-host.sock'));
     rmSync(dir, { recursive: true, force: true });
   });
-  const attachUrl = await until(() => /attach URL:\s+(\S+)/.exec(child.stdout())?.[1] ?? (child.proc.exitCode !== null ? 'exited' : undefined), 'the banner');
+  const attachUrl = await until(() => /attach URL:\s+(\S+)/.exec(child.stdout())?.[1] ?? (child.proc.exitCode !== null ? 'exited' : undefined), 'the banner', 60_000);
   if (attachUrl === 'exited') throw new Error(`pty-ws start exited: ${child.stderr()}`);
   const token = /dev token:\s+(\S+)/.exec(child.stdout())![1]!;
   const origin = /listening on (http:\/\/\S+)/.exec(child.stdout())![1]!;
@@ -73,7 +73,7 @@ describe('a clean Ctrl-C', { timeout: 90_000 }, () => {
     const attach = runCli(['attach', url, '--observe', '--label', 'cli-attach'], { PTY_WS_TOKEN: server.token });
     cleanups.push(() => attach.stop());
     // Joined once its join's Keyframe repainted its terminal.
-    await until(() => attach.stdout().length > 0, 'the CLI joined');
+    await until(() => attach.stdout().length > 0, 'the CLI joined', 60_000);
 
     server.proc.kill('SIGINT');
     expect(await c.waitForClose()).toMatchObject({ code: 1000 });
@@ -94,7 +94,7 @@ describe('a clean Ctrl-C', { timeout: 90_000 }, () => {
     const server = await start();
     const attach = runCli(['attach', server.attachUrl, '--label', 'cli-attach'], { PTY_WS_TOKEN: server.token });
     cleanups.push(() => attach.stop());
-    await until(() => attach.stdout().length > 0, 'the CLI joined');
+    await until(() => attach.stdout().length > 0, 'the CLI joined', 60_000);
 
     server.proc.kill('SIGINT');
     expect(await attach.exited, attach.stderr()).toBe(1);
