@@ -16,6 +16,7 @@ import { newSessionRecord } from './hub/session-record.ts';
 import type { HubStats, Metrics } from './metrics.ts';
 import type { Clock, Logger, PtyHost, Screen, SessionRecord, Store } from './ports.ts';
 import { confinementMismatch, type ConfinementReport } from './session-confinement.ts';
+import { CertificateAuthenticator } from './auth/client-certificate.ts';
 import { ShareAuthenticator } from './shares/share-authenticator.ts';
 import { ShareService } from './shares/share-service.ts';
 import { taskOps } from './tasks/ops.ts';
@@ -137,7 +138,8 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
   }
 
   // Share links are bearers too, for every route and the upgrade (docs/sharing.md).
-  const auth = new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId);
+  // A client certificate (mTLS) names the caller when no bearer is presented.
+  const auth = new CertificateAuthenticator(new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId), () => clock.now());
   const shares = new ShareService({ store: store.shares, clock, instanceId: config.instanceId, endConnections: (id, message) => hub.endConnections(id, message) });
   const app = createApp({
     ...runtime.app,
