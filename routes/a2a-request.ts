@@ -15,7 +15,7 @@ const JSON_TYPES = ['application/json', 'application/a2a+json'];
 export async function a2aCaller(c: Context, deps: AppDeps): Promise<Principal | null> {
   requireSecureTransport(c, deps.config);
   if (hasTokenInQuery(c)) throw new BindingError('INVALID_REQUEST', 'tokens must not travel in the URL query: use Authorization: Bearer');
-  const principal = await deps.auth.authenticate(bearerFromHeader(c));
+  const principal = await deps.auth.authenticate(bearerFromHeader(c), deps.clientCertificate?.(c));
   if (c.req.param('instance_id') !== deps.config.instanceId) return null;
   // A2A-Version absent: taken as ours (a plain curl); any other version is refused by name.
   const version = c.req.header('a2a-version');

@@ -5,10 +5,15 @@ import { BINDING_URI, EXTENSION_URI } from '../src/protocol/uris.ts';
 export function agentCard(config: Config, origins: { http: string; ws: string }, authEnforced: boolean, operations: string[]) {
   const endpoint = `${origins.ws}/agents/${encodeURIComponent(config.instanceId)}/sessions/{session_id}/attach`;
   const a2a = `${origins.http}/agents/${encodeURIComponent(config.instanceId)}/a2a`;
+  // mTLS is one more way in (either one suffices), only where this server terminates TLS itself.
+  const mtls = config.tlsClientCa !== undefined && config.tlsCert !== undefined;
   const security = authEnforced
     ? {
-        securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'bearer', description: 'Authorization: Bearer, or the bearer.<base64url token> subprotocol entry' } } },
-        securityRequirements: [{ schemes: { bearer: { list: [] } } }],
+        securitySchemes: {
+          bearer: { httpAuthSecurityScheme: { scheme: 'bearer', description: 'Authorization: Bearer, or the bearer.<base64url token> subprotocol entry' } },
+          ...(mtls ? { mtls: { mtlsSecurityScheme: { description: 'a client certificate from the configured CA: subject CN = principal, subject OU values = scopes (pty:observe, pty:control, pty:admin)' } } } : {}),
+        },
+        securityRequirements: [{ schemes: { bearer: { list: [] } } }, ...(mtls ? [{ schemes: { mtls: { list: [] } } }] : [])],
       }
     : {};
   return {

@@ -22,7 +22,7 @@ export function createApp(deps: AppDeps): Hono {
     return problems.length === 0 ? c.json({ status: 'ready' }) : c.json({ status: 'unavailable', problems }, 503);
   });
   app.get('/metrics', async (c) => {
-    const principal = await deps.auth.authenticate(bearerFromHeader(c)).catch(() => null);
+    const principal = await deps.auth.authenticate(bearerFromHeader(c), deps.clientCertificate?.(c)).catch(() => null);
     if (!principal || !hasScope(principal, 'pty:observe')) return c.json(restError('UNAUTHENTICATED', 'metrics need a bearer with pty:observe'), 401);
     const { contentType, body } = await deps.renderMetrics();
     return c.body(body, 200, { 'content-type': contentType });

@@ -18,6 +18,7 @@ import type { Clock, Logger, Screen, SessionRecord, Store } from './ports.ts';
 import { holdInstanceLease } from './instance-lease.ts';
 import type { PtyHostLink } from './pty-host/supervised.ts';
 import { confinementMismatch } from './session-confinement.ts';
+import { CertificateAuthenticator } from './auth/client-certificate.ts';
 import { ShareAuthenticator } from './shares/share-authenticator.ts';
 import { ShareService } from './shares/share-service.ts';
 import { lockStateDir, type StateLock, type StateLockPort } from './state-lock.ts';
@@ -165,7 +166,8 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   }
 
   // Share links are bearers too, for every route and the upgrade (docs/sharing.md).
-  const auth = new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId);
+  // A client certificate (mTLS) names the caller when no bearer is presented.
+  const auth = new CertificateAuthenticator(new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId), () => clock.now());
   const shares = new ShareService({ store: store.shares, clock, instanceId: config.instanceId, endConnections: (id, message) => hub.endConnections(id, message) });
   const app = createApp({
     ...runtime.app,
@@ -188,7 +190,11 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     renderMetrics: async () => metrics.render(await hub.stats()),
   });
 
+  // `start` again on the same state: the default session nobody has started yet is reused, so
+  // restarts do not pile up unstarted "default" sessions.
   const createDefaultSession = async () => {
+    const unstarted = (await store.listSessions(config.instanceId)).find((r) => r.state === 'created' && r.createdBy === null && r.label === 'default');
+    if (unstarted) return unstarted;
     const record = newSessionRecord(
       { instanceId: config.instanceId, caps: sessionHost, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: null, now: clock.now() },
       { label: 'default' },
