@@ -62,6 +62,7 @@ const SETTINGS = {
   allowedOrigins: { env: 'PTY_WS_ALLOWED_ORIGINS', default: () => undefined, schema: originList, help: 'browser Origins allowed to upgrade, comma-separated (* = any; default same origin)' },
   pingIntervalMs: { env: 'PTY_WS_PING_INTERVAL_MS', default: '30000', schema: int(100, 3_600_000), help: 'WebSocket Ping cadence' },
   pongTimeoutMs: { env: 'PTY_WS_PONG_TIMEOUT_MS', default: '90000', schema: int(100, 3_600_000), help: 'no Pong for this long = stale: reap, release roles' },
+  instanceLeaseMs: { env: 'PTY_WS_INSTANCE_LEASE_MS', default: '15000', schema: int(1000, 3_600_000), help: "the instance's lease in the database lasts this long, renewed every third of it; a dead holder's expires after it" },
   maxControllers: { env: 'PTY_WS_MAX_CONTROLLERS', default: '4', schema: int(1, 1024), help: 'extension param max_controllers' },
   maxObservers: { env: 'PTY_WS_MAX_OBSERVERS', default: '32', schema: int(0, 4096), help: 'extension param max_observers' },
   keyframeIntervalSeconds: { env: 'PTY_WS_KEYFRAME_INTERVAL_SECONDS', default: '5', schema: int(1, 86_400), help: 'extension param keyframe_interval_seconds' },

@@ -14,30 +14,16 @@ import { SessionHub } from './hub/hub.ts';
 import { sessionHostCaps } from './hub/session-host.ts';
 import { newSessionRecord } from './hub/session-record.ts';
 import type { HubStats, Metrics } from './metrics.ts';
-import type { Clock, Logger, PtyHost, Screen, SessionRecord, Store } from './ports.ts';
-import { confinementMismatch, type ConfinementReport } from './session-confinement.ts';
+import type { Clock, Logger, Screen, SessionRecord, Store } from './ports.ts';
+import { holdInstanceLease } from './instance-lease.ts';
+import type { PtyHostLink } from './pty-host/supervised.ts';
+import { confinementMismatch } from './session-confinement.ts';
 import { CertificateAuthenticator } from './auth/client-certificate.ts';
 import { ShareAuthenticator } from './shares/share-authenticator.ts';
 import { ShareService } from './shares/share-service.ts';
+import { lockStateDir, type StateLock, type StateLockPort } from './state-lock.ts';
 import { taskOps } from './tasks/ops.ts';
 import { TaskService } from './tasks/task-service.ts';
-
-/** The connection to the PTY host, as the runtime made it. */
-export interface PtyHostLink {
-  host: PtyHost;
-  /** The backends the host reported it runs: exactly what binding_hello advertises. */
-  backends: readonly string[];
-  /** How the host said it confines sessions (undefined: a host too old to say, unconfined). */
-  confinement: ConfinementReport | undefined;
-  /** The connected host was started by this router (it may stop with it; see Router.stop). */
-  startedHere(): boolean;
-  /** The connected host's pid, or null while none is connected. */
-  pid(): number | null;
-  /** Closes the connection and leaves the host running. */
-  close(): Promise<void>;
-  /** Closes the connection and, when startedHere, stops the host. */
-  stop(): Promise<void>;
-}
 
 /** Where the sessions' terminal emulators run (this thread, a worker thread, a Web Worker). */
 export interface ScreenService {
@@ -55,6 +41,13 @@ export interface RouterRuntime {
   clock: Clock;
   auth: Authenticator;
   metrics: ExposedMetrics;
+  /** The calls the state directory's lock needs (src/state-lock.ts). */
+  stateLock: StateLockPort;
+  /**
+   * The router can no longer serve (its instance lease is lost): the adapter stops serving. The
+   * router has begun its own stop already.
+   */
+  fatal?(error: Error): void;
   /** Where the replay log's group commits run, when not on the store's client in this thread (see openStore). */
   logCommitterFor?: (db: LogDatabase) => LogCommitter | undefined;
   /** Connects to the PTY host, starting one when nothing listens (called after the log is open). */
@@ -64,6 +57,8 @@ export interface RouterRuntime {
   /** The runtime's part of the app: the WebSocket upgrade, the socket wrapper, the peer address and any optional routes' ports. */
   app: Omit<AppDeps, RouterAppDeps>;
 }
+
+export type { PtyHostLink };
 
 /** What the router itself gives the app. */
 type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'shares' | 'a2a' | 'ready' | 'renderMetrics';
@@ -95,9 +90,40 @@ export interface ServedRouter extends Listening {
 
 /** Opens the log, reaches the PTY host and builds the hub and the app. Serving is the runtime's job. */
 export async function startRouter(config: Config, runtime: RouterRuntime): Promise<Router> {
+  const { clock } = runtime;
+  // First of all: a second router on this directory would share its database and PTY host.
+  const lock = await lockStateDir(config.stateDir, { instanceId: config.instanceId, now: clock.now() }, runtime.stateLock);
+  try {
+    const router = await startLocked(config, runtime, lock);
+    const stop = router.stop;
+    return { ...router, stop: (drop) => stop(drop).finally(() => lock.release()) };
+  } catch (e) {
+    await lock.release();
+    throw e;
+  }
+}
+
+async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLock): Promise<Router> {
   const { logger, clock, metrics } = runtime;
   const store = await openStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, logger, logCommitterFor: runtime.logCommitterFor });
+  // Before any session is touched: another router may serve this instance on this database.
+  // Set once the router is built; a loss before that fails the start.
+  const onLoss: { stop?: (e: Error) => void; early?: Error } = {};
+  const lease = await holdInstanceLease({
+    store: store.leases,
+    instanceId: config.instanceId,
+    stateKey: lock.key,
+    holder: { pid: runtime.stateLock.pid, state_dir: lock.dir },
+    ttlMs: config.instanceLeaseMs,
+    clock,
+    logger,
+    lost: (e) => (onLoss.stop ? onLoss.stop(e) : (onLoss.early = e)),
+  }).catch(async (e: unknown) => {
+    await store.close();
+    throw e;
+  });
   const ptyHost = await runtime.connectPtyHost().catch(async (e: unknown) => {
+    await lease.release();
     await store.close();
     throw e;
   });
@@ -105,6 +131,7 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
   const mismatch = confinementMismatch(config, ptyHost.confinement);
   if (mismatch) {
     await ptyHost.stop();
+    await lease.release();
     await store.close();
     throw new Error(mismatch);
   }
@@ -133,6 +160,7 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
   } catch (e) {
     await (ptyHost.startedHere() ? ptyHost.stop() : ptyHost.close());
     await screens.close();
+    await lease.release();
     await store.close();
     throw e;
   }
@@ -186,10 +214,20 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
       if (ptyHost.startedHere() && !stopHost) logger.log('info', 'leaving the PTY host running: it runs multiplexer sessions', { pid: ptyHost.pid(), sessions: managed.length });
       await hub.shutdown(stopHost);
       dropConnections?.();
+      await lease.release();
       await store.close();
       await (stopHost ? ptyHost.stop() : ptyHost.close());
       await screens.close();
     })());
+
+  onLoss.stop = (e) => {
+    void stop().catch((err: unknown) => logger.log('error', 'stop after the lease was lost failed', { error: String(err) }));
+    runtime.fatal?.(e);
+  };
+  if (onLoss.early) {
+    await stop();
+    throw onLoss.early;
+  }
 
   return { app, hub, store, ptyHost, createDefaultSession, stop };
 }

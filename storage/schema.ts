@@ -104,3 +104,19 @@ export const shares = sqliteTable(
   },
   (t) => [index('shares_session_id_idx').on(t.sessionId)],
 );
+
+/**
+ * Which router serves an instance id (docs/operations.md, "One router per instance"): taken
+ * atomically, renewed by its holder's heartbeat, free once `expires_at` passed.
+ */
+export const instanceLeases = sqliteTable('instance_leases', {
+  instanceId: text('instance_id').primaryKey(),
+  /** A random token of the holding router process. */
+  owner: text('owner').notNull(),
+  /** The holder's state directory (a digest from its lock): a router holding that lock knows the holder is gone. */
+  stateKey: text('state_key').notNull(),
+  /** JSON: pid, host name, state directory, since: for the refusal message. */
+  holder: text('holder').notNull(),
+  /** Milliseconds since the epoch. */
+  expiresAt: integer('expires_at').notNull(),
+});

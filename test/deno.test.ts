@@ -4,7 +4,7 @@
 // absence fails these tests rather than skipping them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,7 +90,7 @@ async function startDenoRouter(env: Record<string, string> = {}): Promise<DenoRo
   }
 }
 
-/** A refused upgrade's status and body (Deno sends the route's JSON; Node only the status line). */
+/** A refused upgrade's status and body (the route's JSON, as on Node). */
 function refusedUpgrade(url: string, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve, reject) => {
     const req = get(url.replace(/^ws/, 'http'), { headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', ...headers } }, (res) => {
@@ -227,6 +227,46 @@ describe('the router on Deno (deno task start)', () => {
     expect(router.stderr()).toContain('SIGTERM: shutting down');
     expect(router.stderr()).not.toContain(router.token);
   }, 30_000);
+});
+
+/** The environment a process started with, as NAME=value lines. */
+function environOf(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').filter(Boolean);
+}
+
+describe('the PTY host of the Deno router', () => {
+  const SECRET = `deno-secret-${process.pid}`;
+  let router: DenoRouter;
+  beforeAll(async () => {
+    router = await startDenoRouter({ PTY_WS_DATABASE_AUTH_TOKEN: SECRET, PTY_WS_LOG_LEVEL: 'info' });
+  }, 90_000);
+  afterAll(() => router?.cleanUp());
+
+  it('starts with the router environment minus its PTY_WS_ settings', () => {
+    const env = environOf(router.hostPid);
+    expect(env.some((l) => l.startsWith('PATH='))).toBe(true);
+    expect(env.filter((l) => l.startsWith('PTY_WS_'))).toEqual(['PTY_WS_LOG_LEVEL=info']);
+    expect(env.join('\n')).not.toContain(SECRET);
+  });
+
+  it('is restarted when it dies, and the router serves new sessions on the new one', async () => {
+    const first = router.hostPid;
+    process.kill(first, 'SIGKILL');
+    const second = await until(() => {
+      const pids = [...router.stderr().matchAll(/"msg":"started pty host"[^\n]*"pid":(\d+)/g)].map((m) => Number(m[1]));
+      return pids.find((p) => p !== first);
+    }, 'a new PTY host', 30_000);
+    expect(alive(second)).toBe(true);
+    expect(environOf(second).join('\n')).not.toContain(SECRET);
+    await until(async () => (await fetch(`${router.origin}/readyz`)).status === 200, 'ready again', 30_000);
+    const res = await fetch(`${router.origin}/agents/local/sessions`, { method: 'POST', headers: { authorization: `Bearer ${router.token}`, 'content-type': 'application/json' }, body: '{}' });
+    const { attach_url: url } = (await res.json()) as { attach_url: string };
+    const c = await TestClient.connect(url, { token: router.token });
+    await c.join({ role: 'controller' });
+    c.send('pty.session_input', { data: b64('echo back-$((6*7))\r') });
+    await c.waitForOutput('back-42');
+    c.close();
+  }, 60_000);
 });
 
 describe('keepalive on Deno (idleTimeout)', () => {

@@ -1,14 +1,13 @@
 // tmux/managed and screen/managed end to end: real router, real PTY host, real tmux and screen,
 // real ws clients. Sessions that outlive their clients, their PTY host and their router.
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { run } from '../pty/backends/exec.ts';
 import { muxPaths } from '../pty/backends/paths.ts';
 import { isAlive } from '../pty/process-tree.ts';
 import { b64, TestClient, type Frame } from './helpers/client.ts';
-import { expectNoneLeft, killMultiplexers } from './helpers/leftovers.ts';
+import { expectNoneLeft } from './helpers/leftovers.ts';
 import { Rest } from './helpers/rest.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { startTestServer, stopWithMultiplexers, type TestServer } from './helpers/server.ts';
 
 const WAIT = { timeout: 10_000, interval: 50 };
 let server: TestServer;
@@ -20,13 +19,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const hostPid = server.ptyHostPid();
-  await server.stop({ keepDir: true });
-  // Multiplexer sessions keep the host (and tmux/screen) running on purpose: end them here.
-  if (hostPid && isAlive(hostPid)) process.kill(hostPid, 'SIGTERM');
-  await killMultiplexers(server.config.ptySocket);
-  await expectNoneLeft(server.dir);
-  rmSync(server.dir, { recursive: true, force: true });
+  if (server) await stopWithMultiplexers(server);
 });
 
 async function joined(url: string, payload: Record<string, unknown> = { role: 'controller' }, extra: Record<string, unknown> = {}): Promise<{ c: TestClient; frames: Frame[] }> {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { muxPaths } from '../pty/backends/paths.ts';
 import { sessionMembers } from '../pty/process-tree.ts';
-import { ensurePtyHost, type PtyHostHandle } from '../src/adapter/node/pty-host-process.ts';
+import { ensurePtyHost, type NodePtyHostHandle as PtyHostHandle } from '../src/adapter/node/pty-host-process.ts';
 import type { SpawnSpec } from '../src/ports.ts';
 import { expectNoneLeft, killMultiplexers } from './helpers/leftovers.ts';
 import { quietLogger, Recorder, useHost, WAIT } from './helpers/pty-host.ts';

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { isAlive } from '../pty/process-tree.ts';
 import type { SpawnSpec } from '../src/ports.ts';
 import { PtyHostClient } from '../src/adapter/node/pty-host-client.ts';
-import { ensurePtyHost, type PtyHostHandle } from '../src/adapter/node/pty-host-process.ts';
+import { ensurePtyHost, type NodePtyHostHandle as PtyHostHandle } from '../src/adapter/node/pty-host-process.ts';
 import { expectNoneLeft } from './helpers/leftovers.ts';
 import { quietLogger, Recorder, useHost, WAIT } from './helpers/pty-host.ts';
 

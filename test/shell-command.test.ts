@@ -60,6 +60,11 @@ describe('commandLine', () => {
   it('puts the command alone on its lines between the marks, with a space first (kept out of history)', () => {
     expect(commandLine('echo a\necho b', 'n')).toBe(" { printf '\\033]133;C;pw=n\\007'; echo a\recho b\r}; printf '\\033]133;D;%s;pw=n\\007' \"$?\"\r");
   });
+
+  it('wraps each mark in the DCS passthrough of tmux (flushing its cells first) and screen', () => {
+    expect(commandLine('ls', 'n', 'tmux')).toBe(" { printf '\\033[@\\033[P\\033Ptmux;\\033\\033]133;C;pw=n\\007\\033\\\\'; ls\r}; printf '\\033[@\\033[P\\033Ptmux;\\033\\033]133;D;%s;pw=n\\007\\033\\\\' \"$?\"\r");
+    expect(commandLine('ls', 'n', 'screen')).toBe(" { printf '\\033P\\033]133;C;pw=n\\007\\033\\\\'; ls\r}; printf '\\033P\\033]133;D;%s;pw=n\\007\\033\\\\' \"$?\"\r");
+  });
 });
 
 describe('isInteractiveShell', () => {

@@ -40,6 +40,10 @@ function config(binary: string, version: number): string {
     'set -as terminal-features ",xterm-256color:RGB"',
     'set -g remain-on-exit on',
     ...(version >= 303 ? ['set -g remain-on-exit-format ""'] : []),
+    // A task's marks reach the host inside DCS passthrough (src/tasks/shell-command.ts); before
+    // 3.3 tmux passed it through unconditionally. The program could write any byte to a native
+    // session's client as well, so this opens nothing a native session does not.
+    ...(version >= 303 ? ['set -g allow-passthrough on'] : []),
     `set-hook -g pane-died { run-shell -b "${hook}" }`,
     '',
   ].join('\n');

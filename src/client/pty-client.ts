@@ -22,6 +22,8 @@ export class PtyClient extends Emitter<PtyClientEvents> {
   geometry: Geometry | null = null;
   /** The session's `Closed` frame, once seen. */
   closed: ClosedInfo | null = null;
+  /** The server said `binding_goodbye` `server_shutdown` and no connection has been live since. */
+  serverShutDown = false;
 
   private readonly binary: boolean;
   private wantedRole: Role;
@@ -174,6 +176,7 @@ export class PtyClient extends Emitter<PtyClientEvents> {
         return this.join();
       case 'goodbye':
         this.goodbyeReason = msg.reason;
+        if (msg.reason === 'server_shutdown') this.serverShutDown = true;
         return this.emit('goodbye', msg.reason);
       case 'output':
         if (this.cursor.logFrame(msg.sequence, true)) this.emit('output', msg.data, msg.sequence);
@@ -243,6 +246,7 @@ export class PtyClient extends Emitter<PtyClientEvents> {
     this.joinId = null;
     this.attempt = 0;
     this.everLive = true;
+    this.serverShutDown = false;
     this.setState('live');
     if (this.role === 'controller') {
       if (this.resizePending && this.size) this.request('pty.session_resize', { ...this.size });
@@ -304,7 +308,8 @@ export class PtyClient extends Emitter<PtyClientEvents> {
 
   private finish(info: EndInfo): void {
     if (this.ended) return;
-    this.ended = info;
+    this.ended = this.serverShutDown ? { ...info, serverShutdown: true } : info;
+    info = this.ended;
     clearTimeout(this.reconnectTimer);
     this.abandon(this.ws);
     this.setState('ended');

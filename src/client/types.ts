@@ -62,6 +62,8 @@ export interface EndInfo {
    */
   reason: 'session_closed' | 'left' | 'client_closed' | 'refused' | 'gave_up';
   closed?: ClosedInfo;
+  /** The server shut down (`binding_goodbye` `server_shutdown`) and was not reached again since. */
+  serverShutdown?: boolean;
   message?: string;
   closeCode?: number;
 }

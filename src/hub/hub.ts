@@ -161,15 +161,16 @@ export class SessionHub {
   }
 
   /**
-   * Orderly stop: `binding_goodbye` (`server_shutdown`) and close 1000 to every connection. When the
-   * processes die with the server, their sessions end as `instance_terminated` in the log.
+   * Orderly stop: when the processes die with the server, their sessions end first, as
+   * `instance_terminated`, so their members hear `Closed` before the goodbye; then
+   * `binding_goodbye` (`server_shutdown`) and close 1000 to every connection.
    */
   async shutdown(processesEnd: boolean): Promise<void> {
     this.unsubscribe?.();
     for (const unwatch of this.unwatchStore) unwatch();
     if (this.giveUpTimer) clearTimeout(this.giveUpTimer);
+    if (processesEnd) for (const s of [...this.live.values()]) s.terminate('instance_terminated', 'server shutdown', 'server_shutdown');
     for (const a of [...this.attachments]) a.goodbye('server_shutdown');
-    if (processesEnd) for (const s of [...this.live.values()]) s.terminate('instance_terminated', 'server shutdown');
     await this.deps.store.flush();
   }
 

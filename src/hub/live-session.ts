@@ -321,10 +321,11 @@ export class LiveSession {
   }
 
   /** The process is gone for us (the PTY host lost it, or the server is stopping with it). */
-  terminate(reason: CloseReason, detail: string): void {
+  /** Ends the session here; its members get `Closed`, then `binding_goodbye` with `goodbye` (the server's own stop says `server_shutdown`). */
+  terminate(reason: CloseReason, detail: string, goodbye = 'session_closed'): void {
     if (this.record.state !== 'running') return;
     this.events.drain();
-    this.end(reason, null, detail);
+    this.end(reason, null, detail, goodbye);
   }
 
   /** The PTY host is unreachable: every member hears it now; the session waits for `adopted` or `terminate`. */
@@ -415,7 +416,7 @@ export class LiveSession {
     if (this.killedOnPurpose) pty.kill(this.id, 'SIGHUP');
   }
 
-  private end(reason: CloseReason, exitCode: number | null, detail?: string): void {
+  private end(reason: CloseReason, exitCode: number | null, detail?: string, goodbye = 'session_closed'): void {
     if (this.record.state === 'closed') return;
     this.cadence.stop();
     for (const o of this.observers) o.ended?.(exitCode, reason);
@@ -427,7 +428,7 @@ export class LiveSession {
       this.closedStored = true;
       this.retireIfIdle();
     });
-    for (const m of this.members.values()) m.goodbye('session_closed');
+    for (const m of this.members.values()) m.goodbye(goodbye);
     this.members.clear();
   }
 

@@ -243,7 +243,7 @@ export class SessionTasks {
     const next = this.queue[0]!;
     const now = this.deps.clock.now();
     // Keystrokes do not wait for the humans, but they too wait out a cancel's Ctrl-Cs (which would discard them).
-    const wait = next.plan.kind === 'command' ? this.gate.busyFor(now) : this.gate.settlingFor(now);
+    const wait = next.plan.kind === 'command' ? this.gate.busyFor(now, this.session.latestRecord.backend !== 'native') : this.gate.settlingFor(now);
     if (wait !== 0) {
       if (wait > 0) this.retryIn(wait);
       return;
@@ -290,7 +290,7 @@ export class SessionTasks {
     run.capture = new CommandCapture(nonce, this.deps.limits.maxOutputBytes);
     this.running = run;
     this.log('task started', run);
-    if (!this.typeOrLog(new TextEncoder().encode(commandLine(run.plan.command, nonce)))) {
+    if (!this.typeOrLog(new TextEncoder().encode(commandLine(run.plan.command, nonce, this.session.latestRecord.backend)))) {
       this.finish(run, 'TASK_STATE_FAILED', 'the terminal did not take the command (the session is not running)');
     }
   }

@@ -13,6 +13,23 @@
 // keeps the line out of history where HISTCONTROL ignores space-prefixed lines (bash's default on
 // most distributions). The echo holds `\033` as four characters, never the ESC byte, so it can
 // never be mistaken for a mark.
+//
+// tmux and screen parse what the shell prints and draw their own screen for their client: an OSC
+// they do not know never reaches the PTY host. Under them each mark travels inside the DCS
+// passthrough string they forward to their client untouched (docs/architecture.md, "Command
+// tasks"): `ESC P <mark> ESC \` for screen, `ESC P tmux; <mark, its ESC doubled> ESC \`
+// for tmux (with `allow-passthrough`, set by the PTY host's tmux config). tmux writes a
+// passthrough to its client at once but the text before it in the same read only when that read
+// is done, so its mark is preceded by ICH then DCH (`ESC [ @ ESC [ P`): both make tmux write out
+// what it holds first, and together they leave the line as it was (but for its last column). What
+// arrives is the same mark on every backend, so CommandCapture is one for all.
+
+/** What the printf around a mark says, per backend: before it, its ESC, after it. */
+const PASSTHROUGH: Record<string, { open: string; esc: string; close: string }> = {
+  tmux: { open: '\\033[@\\033[P\\033Ptmux;', esc: '\\033\\033', close: '\\033\\\\' },
+  screen: { open: '\\033P', esc: '\\033', close: '\\033\\\\' },
+};
+const DIRECT = { open: '', esc: '\\033', close: '' };
 
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'yash', 'posh', 'oksh', 'loksh']);
 
@@ -27,10 +44,12 @@ export function isInteractiveShell(argv: readonly string[] | null): boolean {
   return argv.slice(1).every((a) => a.startsWith('-') && (a.startsWith('--') || !a.includes('c')));
 }
 
-/** The text typed into the PTY to run `command` between marks carrying `nonce`. */
-export function commandLine(command: string, nonce: string): string {
+/** The text typed into the PTY to run `command` between marks carrying `nonce`, on a session of `backend`. */
+export function commandLine(command: string, nonce: string, backend = 'native'): string {
   const body = command.replace(/\r\n?|\n/g, '\r');
-  return ` { printf '\\033]133;C;pw=${nonce}\\007'; ${body}\r}; printf '\\033]133;D;%s;pw=${nonce}\\007' "$?"\r`;
+  const { open, esc, close } = PASSTHROUGH[backend] ?? DIRECT;
+  const mark = (fields: string) => `'${open}${esc}]133;${fields};pw=${nonce}\\007${close}'`;
+  return ` { printf ${mark('C')}; ${body}\r}; printf ${mark('D;%s')} "$?"\r`;
 }
 
 /** A fresh nonce: 8 hex digits, unique enough within one terminal's lifetime. */

@@ -51,9 +51,14 @@ export class TerminalGate {
     return Math.max(0, this.settleUntil - now);
   }
 
-  /** 0 when a command may be typed now; else ms to wait, or -1 to wait for the human or the program. */
-  busyFor(now: number): number {
-    if (this.lineDirty || this.fullScreen) return -1;
+  /**
+   * 0 when a command may be typed now; else ms to wait, or -1 to wait for the human or the program.
+   * Under a multiplexer (`multiplexed`) the alternate screen is the multiplexer client's own, on
+   * from its first byte, while a full-screen program inside it is drawn without any switch: the
+   * stream cannot tell, so only the line and the humans are waited for (docs/architecture.md).
+   */
+  busyFor(now: number, multiplexed = false): number {
+    if (this.lineDirty || (this.fullScreen && !multiplexed)) return -1;
     return Math.max(0, this.lastHumanInput + this.limits.humanQuietMs - now, this.settlingFor(now));
   }
 }

@@ -122,7 +122,8 @@ export class TerminalView {
     });
     client.on('closed', (c) => {
       const how = c.reason === 'normal' ? `exited with status ${c.exitCode ?? '?'}` : `ended (${c.reason}${c.detail ? `: ${c.detail}` : ''})`;
-      this.ui.endedBanner.textContent = `The session's process ${how}.`;
+      // instance_terminated: the server (or its PTY host) shut down and took the session with it.
+      this.ui.endedBanner.textContent = c.reason === 'instance_terminated' ? `The server shut down: the session ${how}.` : `The session's process ${how}.`;
       show(this.ui.endedBanner, true);
     });
     client.on('error', (e) => {
@@ -177,7 +178,7 @@ export class TerminalView {
       connecting: 'connecting…',
       joining: 'joining…',
       live: 'live',
-      reconnecting: `connection lost, reconnecting${attempt > 1 ? ` (attempt ${attempt})` : ''}…`,
+      reconnecting: `${this.client.serverShutDown ? 'the server shut down; the session is still running: reconnecting' : 'connection lost, reconnecting'}${attempt > 1 ? ` (attempt ${attempt})` : ''}…`,
       ended: 'disconnected',
     };
     this.ui.status.textContent = text[state];

@@ -59,7 +59,8 @@ export interface RouterProcess extends Child {
 export async function startRouterProcess(flags: Record<string, string>, env: Record<string, string> = {}): Promise<RouterProcess> {
   const args = ['serve', '--port', '0', ...Object.entries(flags).flatMap(([k, v]) => [`--${k}`, v])];
   const child = runCli(args, env);
-  const origin = await until(() => /listening on (http:\/\/\S+)/.exec(child.stdout())?.[1] ?? (child.proc.exitCode !== null ? 'exited' : undefined), 'the router banner');
+  // A router starts through tsx in a new Node process: slow on a loaded machine.
+  const origin = await until(() => /listening on (http:\/\/\S+)/.exec(child.stdout())?.[1] ?? (child.proc.exitCode !== null ? 'exited' : undefined), 'the router banner', 60_000);
   if (origin === 'exited') throw new Error(`router exited: ${child.stderr()}`);
   const token = await until(() => /dev token:\s+(\S+)/.exec(child.stdout())?.[1], 'the dev token');
   const wsOrigin = origin.replace(/^http/, 'ws');

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { startServer, type RunningServer, type StartOptions } from '../../src/adapter/node/server.ts';
 import type { Logger } from '../../src/ports.ts';
+import { isAlive } from '../../pty/process-tree.ts';
+import { expectNoneLeft, killMultiplexers } from './leftovers.ts';
 
 export interface TestServer extends RunningServer {
   dir: string;
@@ -72,4 +74,17 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
       if (!keepDir) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Stops a server whose sessions include tmux/screen ones: those keep the PTY host (and the
+ * multiplexers) running on purpose, so both are ended here; then nothing may be left running.
+ */
+export async function stopWithMultiplexers(server: TestServer): Promise<void> {
+  const hostPid = server.ptyHostPid();
+  await server.stop({ keepDir: true });
+  if (hostPid && isAlive(hostPid)) process.kill(hostPid, 'SIGTERM');
+  await killMultiplexers(server.config.ptySocket);
+  await expectNoneLeft(server.dir);
+  rmSync(server.dir, { recursive: true, force: true });
 }

@@ -34,7 +34,13 @@ async function main(argv: string[]): Promise<number> {
   let server: ServedRouter;
   try {
     config = loadConfig(Deno.env.toObject(), args.flags);
-    server = await startServer(config, { createDefaultSession: args.command === 'start' });
+    server = await startServer(config, {
+      createDefaultSession: args.command === 'start',
+      onFatal: (e) => {
+        writeAll(Deno.stderr, `pty-ws: ${e.message}\n`);
+        Deno.exit(1);
+      },
+    });
   } catch (e) {
     if (e instanceof ConfigError) {
       writeAll(Deno.stderr, `pty-ws: ${e.message}\n`);

@@ -1,9 +1,8 @@
-// The PTY host on Deno: the portable connection (pty/client.ts) over Deno.connect's Unix socket,
-// and, when nothing listens, the Node PTY host started with Deno.Command (the host owns node-pty
-// and stays a Node process).
-import { LISTENING_LINE, PtyHostConnection, STOP_GRACE_MS, noHostListening, relayHostLog, type HostSocket, type HostSocketEvents, type PtyHostClientOptions } from '../../../pty/client.ts';
-import type { Logger } from '../../ports.ts';
-import type { PtyHostLink } from '../../router.ts';
+// The PTY host's runtime calls on Deno (the logic, supervision included: src/pty-host/): the
+// portable connection (pty/client.ts) over Deno.connect's Unix socket, and the Node PTY host
+// started with Deno.Command (the host owns node-pty and stays a Node process).
+import { PtyHostConnection, type HostSocket, type HostSocketEvents, type PtyHostClientOptions } from '../../../pty/client.ts';
+import type { PtyHostRuntime } from '../../pty-host/launcher.ts';
 
 /** Reads below this size are copied out of the read buffer, so a small message does not pin 64 KiB. */
 const READ_BYTES = 64 * 1024;
@@ -89,124 +88,48 @@ function asError(e: unknown): Error {
 
 // ---------------------------------------------------------------- starting a host
 
-export interface EnsurePtyHostOptions {
-  socketPath: string;
-  logger: Logger;
-  /** Extra command-line flags for a host this call starts. */
-  hostFlags?: readonly string[];
-  /** How long a started host may take to print its listening line. Default 15 s. */
-  startTimeoutMs?: number;
-}
-
-/** Connects to the host at socketPath, starting one first when nothing listens there. */
-export async function ensurePtyHost(options: EnsurePtyHostOptions): Promise<PtyHostLink> {
-  const { socketPath, logger } = options;
-  try {
-    const host = await connectPtyHost(socketPath, { logger });
-    logger.log('info', 'using running pty host', { socket: socketPath });
-    return { host, backends: host.backends, confinement: host.confinement, startedHere: () => false, pid: () => host.hostPid, close: () => host.close(), stop: () => host.close() };
-  } catch (err) {
-    if (!noHostListening(err)) throw err;
-  }
-  const started = await startHostProcess(options);
-  try {
-    const host = await connectPtyHost(socketPath, { logger });
-    return {
-      host,
-      backends: host.backends,
-      confinement: host.confinement,
-      startedHere: () => true,
-      pid: () => host.hostPid,
-      close: () => host.close(),
-      stop: async () => {
-        await host.close();
-        await started.stop();
-      },
-    };
-  } catch (err) {
-    await started.stop();
-    throw err;
-  }
-}
-
-interface HostProcess {
-  child: Deno.ChildProcess;
-  stop(): Promise<void>;
-}
-
-async function startHostProcess({ socketPath, logger, hostFlags = [], startTimeoutMs = 15_000 }: EnsurePtyHostOptions): Promise<HostProcess> {
-  const root = decodeURIComponent(new URL('../../../', import.meta.url).pathname);
-  const log = logger.child({ component: 'pty-host' });
-  let child: Deno.ChildProcess;
-  try {
-    child = new Deno.Command('node', {
-      args: ['--import', 'tsx', `${root}pty/main.ts`, '--socket', socketPath, ...hostFlags],
+export const denoPtyHostRuntime: PtyHostRuntime<Deno.ChildProcess> = {
+  connect: connectPtyHost,
+  environment: () => Deno.env.toObject(),
+  spawnHost({ socketPath, flags, env, stdout, stderr }) {
+    const root = decodeURIComponent(new URL('../../../', import.meta.url).pathname);
+    const child = new Deno.Command('node', {
+      args: ['--import', 'tsx', `${root}pty/main.ts`, '--socket', socketPath, ...flags],
       // `--import tsx` resolves from the cwd, so run where this package's node_modules are.
       cwd: root,
+      env,
+      clearEnv: true,
       stdin: 'null',
       stdout: 'piped',
       stderr: 'piped',
-      // Its own session: a Ctrl-C meant for the router must not kill the sessions before the
-      // router has shut down in order (the router stops the host itself).
       detached: true,
     }).spawn();
-  } catch (e) {
-    throw new Error(`pty host could not be started: ${asError(e).message}`, { cause: e });
-  }
-  let exited = false;
-  const status = child.status.finally(() => {
-    exited = true;
-  });
-  const signal = (sig: Deno.Signal) => {
-    try {
-      child.kill(sig);
-    } catch {
-      // it exited in the meantime
-    }
-  };
-  const stop = async () => {
-    if (exited) return;
-    signal('SIGTERM');
-    const timer = setTimeout(() => signal('SIGKILL'), STOP_GRACE_MS);
-    try {
-      await status;
-    } finally {
-      clearTimeout(timer);
-    }
-  };
-
-  const stderrTail: string[] = [];
-  const stderrRead = eachLine(child.stderr, (line) => {
-    stderrTail.push(line);
-    if (stderrTail.length > 20) stderrTail.shift();
-    relayHostLog(log, line);
-  });
-  let listening!: () => void;
-  const heard = new Promise<void>((resolve) => {
-    listening = resolve;
-  });
-  // Read to the end (the host's stdout must never fill up), resolving at the listening line.
-  void eachLine(child.stdout, (line) => {
-    if (line.startsWith(LISTENING_LINE)) listening();
-  });
-
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const outcome = await Promise.race([
-    heard.then(() => null),
-    new Promise<string>((resolve) => {
-      timer = setTimeout(() => resolve(`did not start listening within ${startTimeoutMs} ms`), startTimeoutMs);
-    }),
-    // Once its stderr is read to the end, so the lines explaining the death are in the tail.
-    Promise.all([status, stderrRead]).then(([s]) => `exited before listening (code ${s.code}, signal ${s.signal})`),
-  ]);
-  clearTimeout(timer);
-  if (outcome !== null) {
-    await stop();
-    throw new Error(`pty host ${outcome}${stderrTail.length ? `; its stderr:\n${stderrTail.join('\n')}` : ''}`);
-  }
-  log.log('info', 'started pty host', { pid: child.pid, socket: socketPath });
-  return { child, stop };
-}
+    let done = false;
+    // Read both to the end (a full pipe would stall the host); exited once stderr is read too.
+    void eachLine(child.stdout, stdout);
+    const stderrRead = eachLine(child.stderr, stderr);
+    const exited = Promise.all([child.status, stderrRead]).then(([s]) => {
+      done = true;
+      return { code: s.code, signal: s.signal };
+    });
+    return {
+      child,
+      pid: child.pid,
+      exited,
+      get done() {
+        return done;
+      },
+      kill(signal) {
+        try {
+          child.kill(signal);
+        } catch {
+          // it exited in the meantime
+        }
+      },
+      release: () => child.unref(),
+    };
+  },
+};
 
 /** Calls onLine for every line of the stream until it ends; a broken stream just ends it. */
 async function eachLine(stream: ReadableStream<Uint8Array<ArrayBuffer>>, onLine: (line: string) => void): Promise<void> {

@@ -9,11 +9,15 @@ import { startRouter, type ServedRouter } from '../../router.ts';
 import { confinementFlags } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { absolute, dirname, writeAll } from './io.ts';
-import { ensurePtyHost } from './pty-host.ts';
+import { supervisedPtyHostLink } from '../../pty-host/supervised.ts';
+import { denoPtyHostRuntime } from './pty-host.ts';
+import { denoStateLockPort } from './state-lock-port.ts';
 import { denoUpgradeWebSocket, wrapDenoSocket } from './ws-connection.ts';
 
 export interface StartOptions {
   createDefaultSession?: boolean;
+  /** After the server closed because it can no longer serve (its instance lease was lost). */
+  onFatal?: (error: Error) => void;
   logger?: Logger;
 }
 
@@ -31,7 +35,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     clock: { now: Date.now },
     auth,
     metrics,
-    connectPtyHost: () => ensurePtyHost({ socketPath: absolute(config.ptySocket), logger, hostFlags: confinementFlags(config, absolute) }),
+    stateLock: denoStateLockPort,
+    fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
+    connectPtyHost: () => supervisedPtyHostLink({ runtime: denoPtyHostRuntime, socketPath: absolute(config.ptySocket), logger, logLevel: config.logLevel, hostFlags: confinementFlags(config, absolute) }),
     // In this thread: Deno's Web Workers would need the emulator messages of worker-screens.ts
     // over another worker API, which is not built (see wrangler-notes.md).
     startScreens: () => ({ create: inProcessScreens, close: () => Promise.resolve() }),

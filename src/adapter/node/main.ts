@@ -45,7 +45,13 @@ async function main(argv: string[]): Promise<number> {
   try {
     config = loadConfig(process.env, args.flags);
     // Settings that are each valid but unusable together (or files that are broken) surface here.
-    server = await startServer(config, { createDefaultSession: args.command === 'start' });
+    server = await startServer(config, {
+      createDefaultSession: args.command === 'start',
+      onFatal: (e) => {
+        process.stderr.write(`pty-ws: ${e.message}\n`);
+        process.exit(1);
+      },
+    });
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`pty-ws: ${e.message}\n`);

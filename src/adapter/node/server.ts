@@ -17,7 +17,10 @@ import type { Logger, PtyHost } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
 import { confinementFlags } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
-import { SupervisedPtyHost } from './supervised-pty-host.ts';
+import { nodeStateLockPort } from './state-lock-port.ts';
+import { withUpgradeRefusalBodies } from './upgrade-refusal.ts';
+import { supervisedPtyHostLink } from '../../pty-host/supervised.ts';
+import { nodePtyHostRuntime } from './pty-host-process.ts';
 import { nodeLogCommitterFor } from './worker-log-committer.ts';
 import type { LogCommitter, LogDatabase } from '../../../storage/log-committer.ts';
 import { WorkerScreens } from './worker-screens.ts';
@@ -36,6 +39,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Wraps the PtyHost port the hub talks to (a test makes the router slower than its PTYs with it). */
   decoratePtyHost?: (host: PtyHost) => PtyHost;
+  /** After the server closed because it can no longer serve (its instance lease was lost). */
+  onFatal?: (error: Error) => void;
   /** Wraps the replay log's committer (a test makes the database slower than the PTYs with it). */
   decorateLogCommitter?: (committer: LogCommitter) => LogCommitter;
 }
@@ -54,20 +59,11 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     clock: { now: Date.now },
     auth,
     metrics,
+    stateLock: nodeStateLockPort,
+    fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
     logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
-    connectPtyHost: async () => {
-      const hostFlags = confinementFlags(config, (p) => resolve(p));
-      const supervised = await SupervisedPtyHost.start({ socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel, hostFlags });
-      return {
-        host: opts.decoratePtyHost?.(supervised) ?? supervised,
-        backends: supervised.backends,
-        confinement: supervised.confinement,
-        startedHere: () => supervised.startedHost,
-        pid: () => supervised.hostPid,
-        close: () => supervised.close(),
-        stop: () => supervised.stop(),
-      };
-    },
+    connectPtyHost: () =>
+      supervisedPtyHostLink({ runtime: nodePtyHostRuntime, socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel, hostFlags: confinementFlags(config, (p) => resolve(p)) }, opts.decoratePtyHost),
     startScreens: () => new WorkerScreens(logger),
     app: {
       webAssets: bundledWebAssets(logger),
@@ -91,7 +87,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     },
   });
 
-  const base = { fetch: router.app.fetch, port: config.port, hostname: config.host, websocket: { server: wss } };
+  const base = { fetch: withUpgradeRefusalBodies(router.app.fetch), port: config.port, hostname: config.host, websocket: { server: wss } };
   const server = await listen(() => (tls ? serve({ ...base, createServer: createHttpsServer, serverOptions: tls }) : serve(base))).catch(async (e: unknown) => {
     await router.stop();
     throw e;

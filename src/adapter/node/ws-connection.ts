@@ -7,6 +7,9 @@ import type { ClientConnection } from '../../ports.ts';
 const TEXT = { kind: 'text' };
 const BINARY = { kind: 'binary' };
 
+/** How long a reaped peer has to answer the close frame before the socket is dropped. */
+const STALE_CLOSE_GRACE_MS = 1000;
+
 export interface Keepalive {
   pingIntervalMs: number;
   pongTimeoutMs: number;
@@ -22,7 +25,10 @@ export function wrapNodeSocket(ctx: WSContext, binary: boolean, keepalive: Keepa
   const timer = setInterval(() => {
     if (Date.now() - lastPong > keepalive.pongTimeoutMs) {
       dispose();
-      ws.terminate();
+      // A close frame says why (a peer that is only slow, or a proxy, sees 1011 and not a bare
+      // drop); a peer that answers nothing cannot hold the socket past the grace.
+      ws.close(1011, `no Pong within ${keepalive.pongTimeoutMs} ms`);
+      setTimeout(() => ws.terminate(), STALE_CLOSE_GRACE_MS).unref();
       onStale();
       return;
     }

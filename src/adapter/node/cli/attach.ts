@@ -42,7 +42,8 @@ export async function attachCommand(args: AttachArgs, config: ClientConfig): Pro
   client.on('state', (state) => {
     if (state === 'reconnecting' && !noticeShown) {
       noticeShown = true;
-      stdout.write('\r\n\x1b[7m[pty-ws: connection lost, reconnecting…]\x1b[0m\r\n');
+      const what = client.serverShutDown ? 'the server shut down; the session is still running' : 'connection lost';
+      stdout.write(`\r\n\x1b[7m[pty-ws: ${what}, reconnecting…]\x1b[0m\r\n`);
       // The notice is now on the screen: the rejoin's Keyframe repaints over it.
       client.cursor.lost();
     }
@@ -97,7 +98,7 @@ export async function attachCommand(args: AttachArgs, config: ClientConfig): Pro
 function outcome(end: EndInfo, signal: NodeJS.Signals | null): { message: string; status: number } {
   switch (end.reason) {
     case 'session_closed':
-      return { message: `[pty-ws: the session ended: ${describeClosed(end.closed)}]`, status: exitStatus(end.closed) };
+      return { message: `[pty-ws: ${end.serverShutdown ? 'the server shut down; ' : ''}the session ended: ${describeClosed(end.closed)}]`, status: exitStatus(end.closed) };
     case 'left':
       return { message: '[pty-ws: detached]', status: 0 };
     case 'client_closed':
@@ -105,7 +106,7 @@ function outcome(end: EndInfo, signal: NodeJS.Signals | null): { message: string
     case 'refused':
       return { message: `pty-ws: cannot attach: ${explain(end.message)}`, status: CONNECTION_FAILED };
     case 'gave_up':
-      return { message: `pty-ws: connection lost: ${end.message ?? 'no answer'}`, status: CONNECTION_FAILED };
+      return { message: `pty-ws: ${end.serverShutdown ? 'the server shut down and did not come back' : 'connection lost'}: ${end.message ?? 'no answer'}`, status: CONNECTION_FAILED };
   }
 }
 

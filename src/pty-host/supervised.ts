@@ -1,14 +1,31 @@
-// The PtyHost the router uses: one connection to the PTY host at a time, and when it is lost,
-// reconnecting (starting a new host if none listens) until it is back. The listeners hear
-// onHostLost, then onHostRestored once a host answers again.
+// The PtyHost the router uses, on every runtime: one connection to the PTY host at a time, and
+// when it is lost, reconnecting (starting a new host if none listens) until it is back. The
+// listeners hear onHostLost, then onHostRestored once a host answers again.
 
-import type { ChildProcess } from 'node:child_process';
-import type { LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../../ports.ts';
-import { PtyHostError } from '../../../pty/protocol.ts';
-import type { ConfinementReport } from '../../session-confinement.ts';
-import { ensurePtyHost, type PtyHostHandle } from './pty-host-process.ts';
+import { PtyHostError } from '../../pty/protocol.ts';
+import type { LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../ports.ts';
+import type { ConfinementReport } from '../session-confinement.ts';
+import { ensurePtyHost, type PtyHostHandle, type PtyHostRuntime } from './launcher.ts';
+
+/** The connection to the PTY host, as the runtime made it. */
+export interface PtyHostLink {
+  host: PtyHost;
+  /** The backends the host reported it runs: exactly what binding_hello advertises. */
+  backends: readonly string[];
+  /** How the host said it confines sessions (undefined: a host too old to say, unconfined). */
+  confinement: ConfinementReport | undefined;
+  /** The connected host was started by this router (it may stop with it; see Router.stop). */
+  startedHere(): boolean;
+  /** The connected host's pid, or null while none is connected. */
+  pid(): number | null;
+  /** Closes the connection and leaves the host running. */
+  close(): Promise<void>;
+  /** Closes the connection and, when startedHere, stops the host. */
+  stop(): Promise<void>;
+}
 
 export interface SupervisedPtyHostOptions {
+  runtime: PtyHostRuntime;
   socketPath: string;
   logger: Logger;
   /** The log level of a host this router starts. */
@@ -110,18 +127,13 @@ export class SupervisedPtyHost implements PtyHost {
     await this.#handle?.stop();
   }
 
-  /** The host process this router started, if the connected host is one. */
-  get child(): ChildProcess | undefined {
-    return this.#handle?.child;
-  }
-
   #client() {
     return this.#closed ? undefined : this.#handle?.host;
   }
 
   #ensure(): Promise<PtyHostHandle> {
-    const { socketPath, logger, logLevel, hostFlags } = this.#options;
-    return ensurePtyHost({ socketPath, logger, logLevel, hostFlags });
+    const { runtime, socketPath, logger, logLevel, hostFlags } = this.#options;
+    return ensurePtyHost(runtime, { socketPath, logger, logLevel, hostFlags });
   }
 
   #attach(handle: PtyHostHandle): void {
@@ -174,6 +186,20 @@ export class SupervisedPtyHost implements PtyHost {
       }
     }
   }
+}
+
+/** The router's link to a supervised host; `decorate` wraps the port the hub talks to (tests). */
+export async function supervisedPtyHostLink(options: SupervisedPtyHostOptions, decorate?: (host: PtyHost) => PtyHost): Promise<PtyHostLink> {
+  const supervised = await SupervisedPtyHost.start(options);
+  return {
+    host: decorate?.(supervised) ?? supervised,
+    backends: supervised.backends,
+    confinement: supervised.confinement,
+    startedHere: () => supervised.startedHost,
+    pid: () => supervised.hostPid,
+    close: () => supervised.close(),
+    stop: () => supervised.stop(),
+  };
 }
 
 function unreachable(): PtyHostError {

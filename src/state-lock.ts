@@ -1,0 +1,97 @@
+// One router per state directory (docs/operations.md, "One server per state directory").
+//
+// The lock is an abstract Unix socket (Linux): binding a name is atomic, the kernel refuses a
+// second bind while the first socket lives, and it frees the name when its process dies however
+// it dies (SIGKILL, OOM, power loss leave no stale file and no pid to check for reuse). A pid
+// file cannot give both: after a SIGKILL it stays behind, and deciding it is stale (is that pid
+// alive, is it still the same process) races a second starter doing the same.
+//
+// Abstract names have no file permissions, so the name is derived from the directory's real path
+// and a random key kept in the directory (mode 0600 in a 0700 directory): another user can
+// neither guess the name to squat it nor connect to it. The holder answers every connection with
+// who it is, so a second server names the first one's pid.
+
+/** The runtime calls the lock needs. */
+export interface StateLockPort {
+  pid: number;
+  realPath(path: string): Promise<string>;
+  /** Reads a text file; null when it does not exist. */
+  readText(path: string): Promise<string | null>;
+  /** Creates the file with `text` (mode 0600) unless it exists; false when it did. */
+  createNew(path: string, text: string): Promise<boolean>;
+  /** Binds the abstract socket `name`, answering each connection with `greeting` then closing it; null when the name is taken. */
+  bind(name: string, greeting: string): Promise<{ release(): Promise<void> } | null>;
+  /** What the holder of `name` answers; null when nothing is bound; 'timeout' when it did not answer within `ms`. */
+  ask(name: string, ms: number): Promise<string | null | 'timeout'>;
+}
+
+export class StateDirInUseError extends Error {
+  constructor(
+    readonly stateDir: string,
+    readonly holderPid: number | null,
+    detail: string,
+  ) {
+    super(`state directory ${stateDir} is in use by another pty-ws server (${detail}): stop that one first, or give this one another PTY_WS_STATE_DIR`);
+    this.name = 'StateDirInUseError';
+  }
+}
+
+export interface StateLock {
+  /** Names this state directory without revealing the lock's name: the instance lease records it. */
+  key: string;
+  /** The directory's real path. */
+  dir: string;
+  release(): Promise<void>;
+}
+
+const KEY_FILE = 'lock.key';
+const ASK_MS = 2000;
+/** Binding can lose a race with a holder that is exiting right now: try again this often. */
+const ATTEMPTS = 3;
+
+/** Takes the state directory's lock, or throws StateDirInUseError naming the holder. */
+export async function lockStateDir(stateDir: string, who: { instanceId: string; now: number }, port: StateLockPort): Promise<StateLock> {
+  const real = await port.realPath(stateDir);
+  const secret = await lockKey(`${real}/${KEY_FILE}`, port);
+  const name = `\0pty-ws/state/${await digest(`${real}\n${secret}`)}`;
+  const key = await digest(`instance lease\n${real}\n${secret}`);
+  const greeting = JSON.stringify({ pid: port.pid, instance_id: who.instanceId, state_dir: real, since: new Date(who.now).toISOString() });
+  for (let attempt = 1; ; attempt++) {
+    const held = await port.bind(name, greeting);
+    if (held) return { key, dir: real, release: () => held.release() };
+    const answer = await port.ask(name, ASK_MS);
+    if (answer === 'timeout') throw new StateDirInUseError(real, null, `it did not say its pid within ${ASK_MS} ms: stopped or hung?`);
+    if (answer !== null) {
+      const holder = parseGreeting(answer);
+      throw new StateDirInUseError(real, holder.pid, holder.pid === null ? 'pid unknown' : `pid ${holder.pid}, instance ${holder.instance}, since ${holder.since}`);
+    }
+    // Nothing answers: the holder exited between our bind and our question.
+    if (attempt === ATTEMPTS) throw new StateDirInUseError(real, null, 'its lock was taken and released again while this one started');
+  }
+}
+
+async function lockKey(file: string, port: StateLockPort): Promise<string> {
+  const fresh = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+  if (await port.createNew(file, fresh)) return fresh;
+  // Another starter may have created it a moment ago and not written it yet.
+  for (let i = 0; i < 20; i++) {
+    const key = (await port.readText(file))?.trim() ?? '';
+    if (/^[0-9a-f]{32}$/.test(key)) return key;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`${file}: not a pty-ws lock key (32 hex digits); remove it if no pty-ws server uses this directory`);
+}
+
+async function digest(text: string): Promise<string> {
+  const bytes = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+  return Array.from(bytes.subarray(0, 20), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+function parseGreeting(text: string): { pid: number | null; instance: string; since: string } {
+  try {
+    const g = JSON.parse(text) as { pid?: unknown; instance_id?: unknown; since?: unknown };
+    return { pid: typeof g.pid === 'number' ? g.pid : null, instance: String(g.instance_id), since: String(g.since) };
+  } catch {
+    return { pid: null, instance: '?', since: '?' };
+  }
+}

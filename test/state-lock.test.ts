@@ -1,0 +1,49 @@
+// One router per state directory: two real `pty-ws serve` processes on one directory, the second
+// refused naming the first; the lock freed by a SIGKILL of its holder; another directory unaffected.
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli, startRouterProcess, type Child } from './helpers/processes.ts';
+
+const dirs: string[] = [];
+const children: Child[] = [];
+const newDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pty-ws-lock-'));
+  dirs.push(dir);
+  return dir;
+};
+
+afterAll(async () => {
+  await Promise.all(children.map((c) => c.stop()));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('the state directory lock', () => {
+  it('refuses a second server on the same directory, naming the first one; SIGKILL of the holder frees it', async () => {
+    const dir = newDir();
+    const first = await startRouterProcess({ 'state-dir': dir });
+    children.push(first);
+    expect(statSync(join(dir, 'lock.key')).mode & 0o777).toBe(0o600);
+
+    // The same directory through another path (a trailing slash and a `..`) is the same directory.
+    const second = runCli(['serve', '--port', '0', '--state-dir', `${dir}/../${dir.split('/').pop()}/`], {});
+    children.push(second);
+    expect(await second.exited).toBe(1);
+    expect(second.stderr()).toContain(`state directory ${dir} is in use by another pty-ws server (pid ${first.proc.pid}, instance local`);
+    expect(second.stdout()).not.toContain('listening on');
+    // The first one is untouched.
+    expect((await fetch(`${first.origin}/healthz`)).status).toBe(200);
+
+    // A server on another directory starts meanwhile.
+    const other = await startRouterProcess({ 'state-dir': newDir() });
+    children.push(other);
+
+    // Killed without a chance to clean up: the kernel frees the lock with the process.
+    first.proc.kill('SIGKILL');
+    await first.exited;
+    const third = await startRouterProcess({ 'state-dir': dir });
+    children.push(third);
+    expect((await fetch(`${third.origin}/healthz`)).status).toBe(200);
+  }, 60_000);
+});
