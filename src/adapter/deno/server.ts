@@ -7,7 +7,9 @@ import { jsonLogger } from '../../logger.ts';
 import type { Logger } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
-import { absolute, dirname, writeAll } from './io.ts';
+import { databaseFilePath, securePrivateState } from '../../private-files.ts';
+import { denoFileFacts } from './file-facts.ts';
+import { absolute, writeAll } from './io.ts';
 import { ensurePtyHost } from './pty-host.ts';
 import { denoUpgradeWebSocket, wrapDenoSocket } from './ws-connection.ts';
 
@@ -21,8 +23,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const { auth, devToken, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger, (file) => Deno.readTextFileSync(file));
   const tls = loadTls(config);
 
-  Deno.mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
-  if (config.databaseUrl.startsWith('file:')) Deno.mkdirSync(dirname(absolute(config.databaseUrl.slice('file:'.length))), { recursive: true });
+  const databaseFile = databaseFilePath(config.databaseUrl);
+  securePrivateState({ stateDir: absolute(config.stateDir), databaseFile: databaseFile === undefined ? undefined : absolute(databaseFile) }, denoFileFacts, logger);
   const metrics = new PrometheusMetrics({ processMetrics: false });
   const sockets = new Set<WebSocket>();
   const router = await startRouter(config, {

@@ -1,10 +1,10 @@
 // The Node adapter: serves the portable router (src/router.ts) with node:http and `ws`, over the PTY
 // host process, a libSQL file (its log commits in a worker thread) and a worker thread for the
 // terminal emulators.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { serve, upgradeWebSocket, type ServerType } from '@hono/node-server';
@@ -15,7 +15,9 @@ import { jsonLogger } from '../../logger.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, PtyHost } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
+import { databaseFilePath, securePrivateState } from '../../private-files.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
+import { nodeFileFacts } from './file-facts.ts';
 import { SupervisedPtyHost } from './supervised-pty-host.ts';
 import { nodeLogCommitterFor } from './worker-log-committer.ts';
 import type { LogCommitter, LogDatabase } from '../../../storage/log-committer.ts';
@@ -43,8 +45,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const { auth, devToken, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger, (file) => readFileSync(file, 'utf8'));
   const tls = loadTls(config);
 
-  mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
-  if (config.databaseUrl.startsWith('file:')) mkdirSync(dirname(resolve(config.databaseUrl.slice('file:'.length))), { recursive: true });
+  const databaseFile = databaseFilePath(config.databaseUrl);
+  securePrivateState({ stateDir: resolve(config.stateDir), databaseFile: databaseFile === undefined ? undefined : resolve(databaseFile) }, nodeFileFacts, logger);
   const metrics = new PrometheusMetrics({ processMetrics: true });
   const keepalive = { pingIntervalMs: config.pingIntervalMs, pongTimeoutMs: config.pongTimeoutMs };
   const router = await startRouter(config, {
