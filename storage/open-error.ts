@@ -21,6 +21,15 @@ export function printableUrl(url: string): string {
   return url.replace(/\?.*$/, '').replace(/^([a-z]+:\/\/)[^/@]*@/i, '$1');
 }
 
+/** `PRAGMA quick_check` found damage; the message is what it reported. */
+export class DamagedDatabaseError extends Error {
+  readonly code = 'DamagedDatabase';
+  constructor(report: string) {
+    super(report);
+    this.name = 'DamagedDatabaseError';
+  }
+}
+
 interface Facts {
   codes: Set<string>;
   messages: string[];
@@ -54,6 +63,9 @@ export function describeOpenFailure(err: unknown, busyTimeoutMs: number): string
     return because('it cannot be opened for writing: check that the file and its directory exist and are writable by this user');
   }
   if (has(f, /SQLITE_FULL|disk is full|ENOSPC/i)) return because('the disk is full');
+  if (has(f, /SQLITE_CORRUPT|SQLITE_NOTADB|file is not a database|malformed|DamagedDatabase/i)) {
+    return because('the file is damaged (not a database, or pages that do not check): restore it from a backup, or move it and its -wal aside to start with an empty one');
+  }
   if (has(f, /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|ECONNRESET|fetch failed/i)) {
     return because('the server cannot be reached: check the host and port, and that the libSQL server is running');
   }

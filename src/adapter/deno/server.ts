@@ -7,6 +7,7 @@ import { jsonLogger } from '../../logger.ts';
 import type { Logger } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
+import { checkWalFile } from '../../../storage/wal-check.ts';
 import { databaseFilePath, securePrivateState } from '../../private-files.ts';
 import { denoFileFacts } from './file-facts.ts';
 import { absolute, writeAll } from './io.ts';
@@ -25,6 +26,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
   const databaseFile = databaseFilePath(config.databaseUrl);
   securePrivateState({ stateDir: absolute(config.stateDir), databaseFile: databaseFile === undefined ? undefined : absolute(databaseFile) }, denoFileFacts, logger);
+  if (databaseFile !== undefined) checkWalFile(config.databaseUrl, absolute(databaseFile), (file) => (denoFileFacts.stat(file) ? Deno.readFileSync(file) : undefined));
   const metrics = new PrometheusMetrics({ processMetrics: false });
   const sockets = new Set<WebSocket>();
   const router = await startRouter(config, {

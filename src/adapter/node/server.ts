@@ -1,7 +1,7 @@
 // The Node adapter: serves the portable router (src/router.ts) with node:http and `ws`, over the PTY
 // host process, a libSQL file (its log commits in a worker thread) and a worker thread for the
 // terminal emulators.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { resolve } from 'node:path';
@@ -21,6 +21,7 @@ import { nodeFileFacts } from './file-facts.ts';
 import { SupervisedPtyHost } from './supervised-pty-host.ts';
 import { nodeLogCommitterFor } from './worker-log-committer.ts';
 import type { LogCommitter, LogDatabase } from '../../../storage/log-committer.ts';
+import { checkWalFile } from '../../../storage/wal-check.ts';
 import { WorkerScreens } from './worker-screens.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
 import { bundledWebAssets } from './web-assets.ts';
@@ -47,6 +48,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
   const databaseFile = databaseFilePath(config.databaseUrl);
   securePrivateState({ stateDir: resolve(config.stateDir), databaseFile: databaseFile === undefined ? undefined : resolve(databaseFile) }, nodeFileFacts, logger);
+  if (databaseFile !== undefined) checkWalFile(config.databaseUrl, resolve(databaseFile), (file) => (existsSync(file) ? readFileSync(file) : undefined));
   const metrics = new PrometheusMetrics({ processMetrics: true });
   const keepalive = { pingIntervalMs: config.pingIntervalMs, pongTimeoutMs: config.pongTimeoutMs };
   const router = await startRouter(config, {
