@@ -1,6 +1,7 @@
 // `pty-ws sessions list|create|delete`: the REST control plane from the command line.
 import { RestError, SessionsApi, type CreateSessionBody, type SessionInfo } from '../../../client/sessions-api.ts';
 import type { ClientConfig } from '../../../config.ts';
+import { printable, printableJson } from './printable.ts';
 
 export const SESSIONS_USAGE = `usage:
   pty-ws sessions list [--json]
@@ -16,21 +17,21 @@ export async function sessionsCommand(sub: string | undefined, positional: strin
     switch (sub) {
       case 'list': {
         const list = await api.list();
-        out(flags.json ? JSON.stringify(list, null, 2) : table(list));
+        out(flags.json ? printableJson(list) : table(list));
         return 0;
       }
       case 'create': {
         const body = createBody(flags);
         if (typeof body === 'string') return usage(body);
         const s = await api.create(body);
-        out(flags.json ? JSON.stringify(s, null, 2) : `${s.session_id}\n${s.attach_url}`);
+        out(flags.json ? printableJson(s) : `${printable(s.session_id)}\n${printable(s.attach_url)}`);
         return 0;
       }
       case 'delete': {
         const id = positional[0];
         if (!id) return usage('delete needs a session id');
         const r = await api.delete(id);
-        out(r.terminated ? `${id}: terminating` : `${id}: already ${r.state}`);
+        out(printable(r.terminated ? `${id}: terminating` : `${id}: already ${r.state}`));
         return 0;
       }
       default:
@@ -38,7 +39,7 @@ export async function sessionsCommand(sub: string | undefined, positional: strin
     }
   } catch (e) {
     const hint = e instanceof RestError && e.status === 401 ? ' (pass --token or set PTY_WS_TOKEN)' : '';
-    process.stderr.write(`pty-ws: ${e instanceof Error ? e.message : String(e)}${hint}\n`);
+    process.stderr.write(`pty-ws: ${printable(e instanceof Error ? e.message : String(e))}${hint}\n`);
     return 1;
   }
 }
@@ -70,7 +71,7 @@ function table(list: SessionInfo[]): string {
     s.created_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
     s.label ?? '',
     s.command ?? (s.argv ? s.argv.join(' ') : ''),
-  ]);
+  ].map(printable));
   const all = [['SESSION ID', 'STATE', 'CREATED', 'LABEL', 'COMMAND'], ...rows];
   const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
   return all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
