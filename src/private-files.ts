@@ -1,7 +1,7 @@
 // Who may read the replay log, and who may answer on the PTY host's socket: checked against the
 // files themselves at start and before every connect (docs/security.md, attack list items 3 and 4).
 // Portable: the runtime adapter supplies the file-system calls (FileFacts).
-import { ConfigError } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import type { Logger } from './ports.ts';
 
 export interface PathFacts {
@@ -137,4 +137,34 @@ export function secureSocketDir(dir: string, fs: FileFacts, logger: Logger): voi
 export function databaseFilePath(url: string): string | undefined {
   if (!url.startsWith('file:')) return undefined;
   return url.slice('file:'.length).replace(/[?#].*$/, '').replace(/^\/\/(?=\/)/, '');
+}
+
+/** Secrets that may come from a file instead of the environment, which every process of this user can read (/proc/<pid>/environ). */
+const SECRET_FILES = [
+  { file: 'jwtSecretFile', value: 'jwtSecret', setting: 'PTY_WS_JWT_SECRET' },
+  { file: 'databaseAuthTokenFile', value: 'databaseAuthToken', setting: 'PTY_WS_DATABASE_AUTH_TOKEN' },
+] as const;
+
+/**
+ * The config with each `*_FILE` secret read in: the file must be this user's and readable by no
+ * one else; one trailing newline is dropped. A secret given both ways, or an unsafe file, is a ConfigError.
+ */
+export function readSecretFiles(config: Config, fs: FileFacts, readText: (path: string) => string): Config {
+  const out = { ...config };
+  const problems: string[] = [];
+  for (const { file, value, setting } of SECRET_FILES) {
+    const path = config[file];
+    if (path === undefined) continue;
+    if (config[value] !== undefined) {
+      problems.push(`set one of ${setting} and ${setting}_FILE, not both`);
+      continue;
+    }
+    const facts = fs.stat(path);
+    if (!facts || facts.kind !== 'file') problems.push(`${setting}_FILE ${path}: no such file`);
+    else if (fs.uid !== undefined && facts.uid !== fs.uid && facts.uid !== 0) problems.push(`${setting}_FILE ${path}: belongs to uid ${facts.uid}, not to this user (uid ${fs.uid}) or root`);
+    else if ((facts.mode & 0o077) !== 0) problems.push(`${setting}_FILE ${path}: mode ${octal(facts.mode)} lets other users read it; chmod 600 it`);
+    else out[value] = readText(path).replace(/\r?\n$/, '');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return out;
 }

@@ -9,7 +9,7 @@ import { startRouter, type ServedRouter } from '../../router.ts';
 import { confinementFlags } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { checkWalFile } from '../../../storage/wal-check.ts';
-import { databaseFilePath, securePrivateState } from '../../private-files.ts';
+import { databaseFilePath, readSecretFiles, securePrivateState } from '../../private-files.ts';
 import { denoFileFacts } from './file-facts.ts';
 import { absolute, writeAll } from './io.ts';
 import { ensurePtyHost } from './pty-host.ts';
@@ -20,7 +20,8 @@ export interface StartOptions {
   logger?: Logger;
 }
 
-export async function startServer(config: Config, opts: StartOptions = {}): Promise<ServedRouter> {
+export async function startServer(settings: Config, opts: StartOptions = {}): Promise<ServedRouter> {
+  const config = readSecretFiles(settings, denoFileFacts, (file) => Deno.readTextFileSync(file));
   const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId }, { pretty: Deno.stderr.isTerminal(), write: (l) => writeAll(Deno.stderr, l) });
   const { auth, devToken, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger, (file) => Deno.readTextFileSync(file));
   const tls = loadTls(config);

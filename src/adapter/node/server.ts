@@ -15,7 +15,7 @@ import { jsonLogger } from '../../logger.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, PtyHost } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
-import { databaseFilePath, securePrivateState } from '../../private-files.ts';
+import { databaseFilePath, readSecretFiles, securePrivateState } from '../../private-files.ts';
 import { confinementFlags } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { nodeFileFacts } from './file-facts.ts';
@@ -42,7 +42,8 @@ export interface StartOptions {
   decorateLogCommitter?: (committer: LogCommitter) => LogCommitter;
 }
 
-export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
+export async function startServer(settings: Config, opts: StartOptions = {}): Promise<RunningServer> {
+  const config = readSecretFiles(settings, nodeFileFacts, (file) => readFileSync(file, 'utf8'));
   const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId }, { pretty: process.stderr.isTTY, write: (l) => void process.stderr.write(l) });
   const { auth, devToken, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger, (file) => readFileSync(file, 'utf8'));
   const tls = loadTls(config);
