@@ -19,9 +19,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** A native /bin/sh session joined as controller. */
-async function shell(): Promise<{ id: string; c: TestClient; run(line: string, end: string): Promise<string> }> {
-  const { session_id: id } = await server.createSession({ command: '/bin/sh' });
+/** A /bin/sh session (native unless said) joined as controller. */
+async function shell(backend?: 'tmux' | 'screen'): Promise<{ id: string; c: TestClient; run(line: string, end: string): Promise<string> }> {
+  const { session_id: id } = await server.createSession(backend ? { command: '/bin/sh', session_backend: backend, session_class: 'managed' } : { command: '/bin/sh' });
   const c = await TestClient.connect(server.attachUrl(id), { token: server.devToken });
   clients.push(c);
   await c.join();
@@ -55,6 +55,18 @@ describe('terminal descriptors between native sessions', () => {
     // Nor anything else of the host's: only the terminal itself (and the shell's own /dev/tty).
     expect(targets.filter((t) => t !== tty2 && t !== '/dev/tty')).toEqual([]);
   });
+
+  // tmux and screen close inherited descriptors before running a pane's program themselves (this
+  // passes without our fix too): the evidence for what docs/security.md says of them.
+  for (const backend of ['tmux', 'screen'] as const) {
+    it(`a ${backend} session's shell started after a native session holds no PTY master`, async () => {
+      await (await shell()).run('true', 'UP');
+      const mux = await shell(backend);
+      const targets = [...(await mux.run('ls -l /proc/$$/fd', 'FDS')).matchAll(/ -> (\S+)/g)].map((m) => m[1]!);
+      expect(targets.length).toBeGreaterThan(0);
+      expect(targets.filter((t) => t === '/dev/ptmx' || t === '/dev/pts/ptmx')).toEqual([]);
+    });
+  }
 
   it("session 1's terminal hangs up when session 1 ends, while session 2 runs", async () => {
     const one = await shell();
