@@ -2,6 +2,7 @@
 // shell held the terminal of every session started before it. Driven through the real router, PTY
 // host and shells: what session 2's shell holds, and how session 1 ends while session 2 runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isAlive } from '../pty/process-tree.ts';
 import { b64, TestClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -15,7 +16,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of clients) c.close();
-  for (const pid of leftovers) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  for (const pid of leftovers) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   await server?.stop();
 });
 
@@ -73,7 +74,7 @@ describe('terminal descriptors between native sessions', () => {
     // A reader left behind that ignores SIGHUP (no job control, so it may read the terminal): it
     // ends when its read fails, once the last descriptor of the terminal's master is closed.
     const pid = Number(/PID=(\d+)/.exec(await one.run("set +m; (trap '' HUP; exec cat </dev/tty >/dev/null) & echo PID=$!", 'BG'))?.[1]);
-    expect(alive(pid)).toBe(true);
+    expect(isAlive(pid)).toBe(true);
     leftovers.push(pid);
     const two = await shell();
     await two.run('true', 'UP');
@@ -82,18 +83,9 @@ describe('terminal descriptors between native sessions', () => {
     one.c.send('pty.session_input', { data: b64('exit\r') });
     await one.c.waitForFrame((f) => f.op === 'pty.session_frame' && f.payload.kind === 'Closed', 'Closed', 15_000);
     const closedMs = Date.now() - t0;
-    expect(await until(() => !alive(pid), 5000), `the reader of session 1 still runs ${Date.now() - t0} ms after its shell exited (Closed after ${closedMs} ms)`).toBe(true);
+    expect(await until(() => !isAlive(pid), 5000), `the reader of session 1 still runs ${Date.now() - t0} ms after its shell exited (Closed after ${closedMs} ms)`).toBe(true);
   });
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {
   for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (check()) return true;
