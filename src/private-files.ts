@@ -119,7 +119,7 @@ export function hostSocketProblem(socketPath: string, fs: FileFacts): string | u
 /**
  * The PTY host's side: the socket's directory must be this user's and not writable by others
  * (whoever can write it can replace our socket with theirs). Write bits for others on our own
- * directory are removed (logged); another user's directory stops the host.
+ * directory are removed (logged); another user's directory, or a shared sticky one, stops the host.
  */
 export function secureSocketDir(dir: string, fs: FileFacts, logger: Logger): void {
   if (fs.uid === undefined) return;
@@ -128,7 +128,9 @@ export function secureSocketDir(dir: string, fs: FileFacts, logger: Logger): voi
   if (!facts || facts.kind !== 'directory') throw new ConfigError([`${dir} (the PTY host socket's directory) is not a directory`]);
   if (facts.uid !== fs.uid) throw new ConfigError([`${dir} (the PTY host socket's directory) belongs to uid ${facts.uid}, not to this user (uid ${fs.uid})`]);
   if ((facts.mode & 0o022) === 0) return;
-  const mode = facts.mode & 0o7755 & ~STICKY;
+  // A sticky directory others may write (/tmp) is shared by design: not ours to narrow.
+  if ((facts.mode & STICKY) !== 0) throw new ConfigError([`${dir} (the PTY host socket's directory) is a shared directory (mode ${octal(facts.mode)}): another user could bind the socket path first; use a directory only this user can write`]);
+  const mode = facts.mode & 0o755;
   fs.chmod(dir, mode);
   logger.log('warn', 'narrowed the permissions of the PTY host socket directory: other users could replace the socket', { path: dir, was: octal(facts.mode), now: octal(mode) });
 }

@@ -2,12 +2,12 @@
 // item 4). Another local user who binds that path first, in a directory they may write, must get
 // nothing: the router checks the socket and its directory before connecting and refuses.
 import type { ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IS_ROOT, localUser, NEEDS_ROOT, type LocalUser } from './helpers/local-user.ts';
-import { runCli, until, type Child } from './helpers/processes.ts';
+import { runCli, startPtyHostProcess, until, type Child } from './helpers/processes.ts';
 
 let base: string;
 let other: LocalUser;
@@ -17,7 +17,7 @@ const listeners: ChildProcess[] = [];
 beforeEach(() => {
   base = mkdtempSync(join(tmpdir(), 'pty-ws-socket-trust-'));
   chmodSync(base, 0o755);
-  other = localUser();
+  if (IS_ROOT) other = localUser();
 });
 
 afterEach(async () => {
@@ -78,5 +78,27 @@ describe.skipIf(!IS_ROOT)(`the PTY host socket (skipped unless root: ${NEEDS_ROO
     expect(attacker.heard()).not.toContain('CONNECTED');
     expect(code).not.toBe(0);
     expect(stderr).toContain(`refusing the PTY host socket ${socket}: its directory ${theirs} belongs to uid ${other.uid}, not to this user (uid 0)`);
+  });
+});
+
+describe("the PTY host's socket directory", () => {
+  it('a shared sticky directory (like /tmp) stops the host; write bits for others on our own are taken off, logged', async () => {
+    const shared = join(base, 'sticky');
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    const refused = runCli(['pty-host', '--socket', join(shared, 'pty-host.sock')], { HOME: base });
+    children.push(refused);
+    expect(await refused.exited).not.toBe(0);
+    expect(refused.stderr()).toContain(`${shared} (the PTY host socket's directory) is a shared directory (mode 01777)`);
+    expect(statSync(shared).mode & 0o7777).toBe(0o1777);
+
+    const ours = join(base, 'group-writable');
+    mkdirSync(ours);
+    chmodSync(ours, 0o775);
+    const host = await startPtyHostProcess(join(ours, 'pty-host.sock'), { HOME: base });
+    children.push(host);
+    expect(statSync(ours).mode & 0o7777).toBe(0o755);
+    expect(statSync(join(ours, 'pty-host.sock')).mode & 0o777).toBe(0o600);
+    expect(host.stderr()).toMatch(/narrowed the permissions of the PTY host socket directory[^\n]*"was":"0775","now":"0755"/);
   });
 });
