@@ -1,28 +1,22 @@
-// What the CLI prints from a server goes to someone's terminal: a label or command another user
-// chose must not be able to move the cursor, rewrite the listing or set the clipboard (OSC 52).
+// Text from the server shown on the user's terminal (labels, principals, commands): another user
+// chose it, so no byte of it may act as a terminal control (docs/security.md, item 9).
 
-/**
- * C0 and C1 controls, DEL, and the Unicode line/paragraph separators and bidirectional
- * overrides/isolates (which reorder what is shown): the characters a terminal acts on or that hide text.
- */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+// C0 and C1 controls (ESC, CSI, OSC, BEL, CR...), DEL, and the bidi overrides that reorder a line.
+// eslint-disable-next-line no-control-regex
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
-const UNSAFE_IN_JSON = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
-const hex = (c: string, width: number) => c.charCodeAt(0).toString(16).padStart(width, '0');
-const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\u001b': '\\e' };
-
-/** `text` with every unsafe character shown as an escape (`\e`, `\n`, `\x07`, `\u202e`) and `\` doubled. */
+/** The text with every control character written out as a visible escape (`\x1b`, `\u202e`). */
 export function printable(text: string): string {
-  return text.replaceAll('\\', '\\\\').replace(UNSAFE, (c) => NAMED[c] ?? (c <= '\u00ff' ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`));
+  return text.replace(UNSAFE, (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
 }
 
-/**
- * JSON text that is safe on a terminal and still the same JSON: JSON.stringify already escapes
- * C0 controls in strings (and its own newlines between them stay); the others become \u escapes,
- * which a JSON parser reads back unchanged.
- */
+/** What JSON.stringify leaves raw inside strings: C1 controls, DEL and the bidi marks (C0 it escapes itself). */
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Pretty JSON that is safe on a terminal and parses to the same value: the rest become \u escapes. */
 export function printableJson(value: unknown): string {
-  return JSON.stringify(value, null, 2).replace(UNSAFE_IN_JSON, (c) => `\\u${hex(c, 4)}`);
+  return JSON.stringify(value, null, 2).replace(UNSAFE_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
