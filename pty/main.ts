@@ -3,7 +3,7 @@
 // Prints `pty-host listening <path>` on stdout once it accepts connections; logs JSON to stderr.
 
 import { once } from 'node:events';
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { lstat, unlink } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import path from 'node:path';
@@ -13,6 +13,8 @@ import { detectBackends } from './backends/detect.ts';
 import { loadConfinement } from './confine.ts';
 import { PtyHostServer } from './host.ts';
 import { jsonLogger } from '../src/logger.ts';
+import { nodeFileFacts } from '../src/adapter/node/file-facts.ts';
+import { secureSocketDir } from '../src/private-files.ts';
 
 async function main(config: Config, log: Logger): Promise<void> {
   // Once a router that started us is gone, logging into its dead pipe must not kill the sessions.
@@ -24,7 +26,7 @@ async function main(config: Config, log: Logger): Promise<void> {
 
   const socketPath = path.resolve(config.ptySocket);
 
-  mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
+  secureSocketDir(path.dirname(socketPath), nodeFileFacts, log);
   await removeStaleSocket(socketPath);
 
   const confinement = await loadConfinement({

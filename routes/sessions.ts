@@ -113,7 +113,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     const err = toBindingError(e);
     if (err.code === 'INTERNAL') hub.deps.logger.log('error', 'REST handler failed', { path: c.req.path, error: String(e) });
     const code = (err.metadata.reason as string | undefined) ?? err.code;
-    return c.json(restError(code, err.message), err.info.http as 400);
+    return c.json(restError(code, err.message), err.httpStatus as 400);
   });
 
   return app;

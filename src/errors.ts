@@ -61,11 +61,13 @@ export class BindingError extends Error {
   readonly closeCode: number;
   /** A more specific A2A error than the code's own (e.g. PushNotificationNotSupportedError for UNSUPPORTED_OPERATION). */
   readonly a2a: A2AErrorKind | undefined;
+  /** The HTTP status over REST: the table's, unless the situation names a more exact one (e.g. 507 for a full disk). */
+  readonly httpStatus: number;
 
   constructor(
     code: BindingCode,
     message: string,
-    opts: { metadata?: Record<string, string>; extra?: Record<string, unknown>; fatal?: boolean; closeCode?: number; a2a?: A2AErrorKind } = {},
+    opts: { metadata?: Record<string, string>; extra?: Record<string, unknown>; fatal?: boolean; closeCode?: number; a2a?: A2AErrorKind; http?: number } = {},
   ) {
     super(message);
     this.name = 'BindingError';
@@ -75,6 +77,7 @@ export class BindingError extends Error {
     this.fatal = opts.fatal ?? false;
     this.closeCode = opts.closeCode ?? ERROR_TABLE[code].close;
     this.a2a = opts.a2a;
+    this.httpStatus = opts.http ?? ERROR_TABLE[code].http;
   }
 
   get info(): CodeInfo {

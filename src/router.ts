@@ -154,8 +154,9 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     // The task runner follows each terminal from the start: whether a human is mid-line matters later.
     sessionLoaded: (session) => tasks.forSession(session),
   });
-  await tasks.start(config.instanceId);
   try {
+    // Either reads the database: a failure here must not leave the PTY host running.
+    await tasks.start(config.instanceId);
     await hub.start();
   } catch (e) {
     await (ptyHost.startedHere() ? ptyHost.stop() : ptyHost.close());

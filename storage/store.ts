@@ -8,6 +8,7 @@ import { mergeBySequence, PendingLog } from './pending-log.ts';
 import { sessionLog, sessions } from './schema.ts';
 import { LibsqlShareStore } from './share-store.ts';
 import { LibsqlInstanceLeases } from './instance-leases.ts';
+import { storeFault } from './store-fault.ts';
 import { LibsqlTaskStore } from './task-store.ts';
 import { WriteQueue } from './write-queue.ts';
 
@@ -263,7 +264,9 @@ export class LibsqlStore implements Store {
   #write(queries: BuiltQuery[]): Promise<ResultSet[]> {
     if (this.#closed) return Promise.reject(new Error('storage: the store is closed'));
     const statements = queries.map(toStatement);
-    return this.#writes.exclusive(() => this.#db.$client.batch(statements, 'write'));
+    return this.#writes.exclusive(() => this.#db.$client.batch(statements, 'write')).catch((err: unknown) => {
+      throw storeFault(err);
+    });
   }
 
   async #commitLog(batch: readonly LogEntry[]): Promise<void> {

@@ -73,6 +73,14 @@ describe('pty host', () => {
     expect(h.rec.text(s.sessionId)).toContain('[xterm-256color|bar baz|]');
   });
 
+  it("passes a session's own PERL* variables through untouched by the descriptor-closing exec (pty/backends/terminal-spawn.ts)", async () => {
+    // PERL5OPT would make a Perl that read it load a module that does not exist and fail.
+    const s = spec(['/bin/sh', '-c', 'echo "[$PERL5OPT|$PERL5LIB|${PERL_BADLANG-unset}]"'], { env: { PATH: '/usr/bin:/bin', PERL5OPT: '-MNo::Such::Module', PERL5LIB: '/nowhere' } });
+    await h.host.spawn(s);
+    expect(await h.rec.exitOf(s.sessionId)).toEqual({ exitCode: 0, signal: null });
+    expect(h.rec.text(s.sessionId)).toContain('[-MNo::Such::Module|/nowhere|unset]');
+  });
+
   it('refuses a program that does not exist, and keeps working', async () => {
     await expect(h.host.spawn(spec(['/nonexistent/prog']))).rejects.toMatchObject({
       code: 'not_found',

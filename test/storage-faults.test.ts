@@ -2,7 +2,7 @@
 // and while running (a write that keeps failing: logged, INTERNAL to the affected clients, and the
 // sessions stream on).
 import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@libsql/client';
@@ -83,6 +83,8 @@ describe('a database that cannot be used at start', () => {
     const url = `file:${file}`;
     await (await openStore({ url })).close();
     ownedByUser(writableDir);
+    // The server's own files (another user's are refused before opening: test/private-state.test.ts).
+    for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) ownedByUser(f);
     chmodSync(file, 0o444);
     const { code, stderr } = await serve(url);
     expect(code).not.toBe(0);

@@ -2,9 +2,10 @@
 // backends: the multiplexer (on a server-private socket) runs it, and node-pty runs a client
 // attached to it, so the session outlives the host.
 
-import { spawn as spawnPty, type IPty } from 'node-pty';
+import type { IPty } from 'node-pty';
 import type { PtyExit, SpawnSpec } from '../../src/ports.ts';
 import { PtyHostError } from '../protocol.ts';
+import type { SpawnTerminal } from './terminal-spawn.ts';
 
 /** How long a multiplexer may take to show a new session, and how often we look. */
 const CREATE_TIMEOUT_MS = 5000;
@@ -49,8 +50,8 @@ export interface Backend {
  * Starts a multiplexer client on a PTY, paused: what it prints before the host wires it up
  * waits in the kernel instead of being emitted to nobody.
  */
-export function spawnClient(file: string, args: string[], options: { cols: number; rows: number; cwd: string; env: Record<string, string> }): IPty {
-  const pty = spawnPty(file, args, { name: CLIENT_TERM, encoding: null, ...options });
+export function spawnClient(spawn: SpawnTerminal, file: string, args: string[], options: { cols: number; rows: number; cwd: string; env: Record<string, string> }): IPty {
+  const pty = spawn(file, args, { name: CLIENT_TERM, encoding: null, ...options });
   pty.pause();
   return pty;
 }

@@ -1,32 +1,32 @@
 // Which backends this host can run: native always; a multiplexer when its binary is on PATH
 // (and, for tmux, new enough) and its private directory can be set up.
 
-import { constants } from 'node:fs';
-import { access } from 'node:fs/promises';
-import path from 'node:path';
 import type { Logger } from '../../src/ports.ts';
 import type { Backend } from './backend.ts';
 import { run } from './exec.ts';
+import { findProgram } from './find-program.ts';
 import { NativeBackend } from './native.ts';
 import { muxPaths } from './paths.ts';
 import { ScreenBackend } from './screen.ts';
+import { findFdCloser, terminalSpawner } from './terminal-spawn.ts';
 import { TmuxBackend } from './tmux.ts';
 
 /** `new-session -e` and `terminal-features` need tmux 3.2 (versions as major * 100 + minor). */
 const MIN_TMUX = 302;
 
 export async function detectBackends(hostSocket: string, log: Logger, searchPath = process.env.PATH ?? ''): Promise<Backend[]> {
-  const backends: Backend[] = [new NativeBackend()];
+  const spawn = terminalSpawner(await findFdCloser(log, searchPath));
+  const backends: Backend[] = [new NativeBackend(spawn)];
   const paths = muxPaths(hostSocket);
 
   const tmux = await findProgram('tmux', searchPath);
   if (tmux) {
     const version = parseTmuxVersion((await run(tmux, ['-V'])).stdout);
     if (version < MIN_TMUX) log.log('warn', 'tmux is too old for the tmux backend', { tmux, version, need: MIN_TMUX });
-    else addBackend(backends, log, 'tmux', () => new TmuxBackend(tmux, paths, version));
+    else addBackend(backends, log, 'tmux', () => new TmuxBackend(tmux, paths, version, spawn));
   }
   const screen = await findProgram('screen', searchPath);
-  if (screen) addBackend(backends, log, 'screen', () => new ScreenBackend(screen, paths));
+  if (screen) addBackend(backends, log, 'screen', () => new ScreenBackend(screen, paths, spawn));
   const zellij = await findProgram('zellij', searchPath);
   if (zellij) log.log('info', 'zellij is installed but this host has no zellij backend; not offered', { zellij });
 
@@ -46,17 +46,4 @@ function addBackend(backends: Backend[], log: Logger, name: string, make: () => 
 export function parseTmuxVersion(text: string): number {
   const m = /(\d+)\.(\d+)/.exec(text);
   return m ? Number(m[1]) * 100 + Number(m[2]) : 0;
-}
-
-async function findProgram(name: string, searchPath: string): Promise<string | undefined> {
-  for (const dir of searchPath.split(':').filter((d) => path.isAbsolute(d))) {
-    const file = path.join(dir, name);
-    try {
-      await access(file, constants.X_OK);
-      return file;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }

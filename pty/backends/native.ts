@@ -1,17 +1,22 @@
 // native/direct: node-pty runs the program itself; the session lives and dies with this host.
 
-import { spawn as spawnPty } from 'node-pty';
 import type { PtyExit, SpawnSpec } from '../../src/ports.ts';
 import { PtyHostError } from '../protocol.ts';
 import { endSession } from '../process-tree.ts';
 import type { Attached, Backend, Recovered } from './backend.ts';
+import type { SpawnTerminal } from './terminal-spawn.ts';
 
 export class NativeBackend implements Backend {
   readonly name = 'native';
   readonly survivesHost = false;
+  readonly #spawn: SpawnTerminal;
+
+  constructor(spawn: SpawnTerminal) {
+    this.#spawn = spawn;
+  }
 
   async start(spec: SpawnSpec, program: string): Promise<Attached> {
-    const pty = spawnPty(program, spec.argv.slice(1), {
+    const pty = this.#spawn(program, spec.argv.slice(1), {
       // node-pty overwrites TERM with `name`, so a TERM the router chose must become the name.
       name: spec.env.TERM ?? 'xterm-256color',
       cols: spec.cols,

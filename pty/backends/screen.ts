@@ -8,6 +8,7 @@ import type { IPty } from 'node-pty';
 import type { PtyExit, SpawnSpec } from '../../src/ports.ts';
 import { childrenOf, endSession, isAlive } from '../process-tree.ts';
 import { PtyHostError } from '../protocol.ts';
+import type { SpawnTerminal } from './terminal-spawn.ts';
 import { CLIENT_TERM, muxSessionName, sessionIdOf, spawnClient, untilFound, type Attached, type Backend, type Recovered } from './backend.ts';
 import { run } from './exec.ts';
 import { MAX_SOCKET_PATH, ensurePrivateDir, type MuxPaths } from './paths.ts';
@@ -43,7 +44,10 @@ export class ScreenBackend implements Backend {
   readonly #binary: string;
   readonly #paths: MuxPaths;
 
-  constructor(binary: string, paths: MuxPaths) {
+  readonly #spawn: SpawnTerminal;
+
+  constructor(binary: string, paths: MuxPaths, spawn: SpawnTerminal) {
+    this.#spawn = spawn;
     this.#binary = binary;
     this.#paths = paths;
     ensurePrivateDir(paths.dir);
@@ -62,7 +66,7 @@ export class ScreenBackend implements Backend {
     // The creating client stays attached, so the program starts at the right size. The server
     // forks from it and passes its environment to the window: the session's own, with TERM set
     // by -T (the client's TERM is the router's emulator, which screen draws for).
-    const pty = spawnClient(this.#binary, ['-U', '-c', this.#paths.screenRc, '-T', spec.env.TERM ?? CLIENT_TERM, '-S', name, program, ...spec.argv.slice(1)], {
+    const pty = spawnClient(this.#spawn, this.#binary, ['-U', '-c', this.#paths.screenRc, '-T', spec.env.TERM ?? CLIENT_TERM, '-S', name, program, ...spec.argv.slice(1)], {
       cols: spec.cols,
       rows: spec.rows,
       cwd: spec.cwd,
@@ -127,7 +131,7 @@ export class ScreenBackend implements Backend {
   }
 
   #client(args: string[], cols: number, rows: number): IPty {
-    return spawnClient(this.#binary, ['-U', '-c', this.#paths.screenRc, ...args], { cols, rows, cwd: '/', env: { TERM: CLIENT_TERM, SCREENDIR: this.#paths.screenDir } });
+    return spawnClient(this.#spawn, this.#binary, ['-U', '-c', this.#paths.screenRc, ...args], { cols, rows, cwd: '/', env: { TERM: CLIENT_TERM, SCREENDIR: this.#paths.screenDir } });
   }
 
   /** The pid of the live server of a session, from its socket `<pid>.<name>`. */

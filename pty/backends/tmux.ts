@@ -8,6 +8,7 @@ import type { IPty } from 'node-pty';
 import type { PtyExit, SpawnSpec } from '../../src/ports.ts';
 import { endSession, procStat } from '../process-tree.ts';
 import { PtyHostError } from '../protocol.ts';
+import type { SpawnTerminal } from './terminal-spawn.ts';
 import { CLIENT_TERM, muxSessionName, sessionIdOf, spawnClient, untilFound, type Attached, type Backend, type Recovered } from './backend.ts';
 import { run, shQuote, type RunResult } from './exec.ts';
 import { ensurePrivateDir, type MuxPaths } from './paths.ts';
@@ -66,7 +67,10 @@ export class TmuxBackend implements Backend {
   #zombieCheck: ReturnType<typeof setInterval> | undefined;
 
   /** `version` as parseTmuxVersion gives it (major * 100 + minor). */
-  constructor(binary: string, paths: MuxPaths, version: number) {
+  readonly #spawn: SpawnTerminal;
+
+  constructor(binary: string, paths: MuxPaths, version: number, spawn: SpawnTerminal) {
+    this.#spawn = spawn;
     // The path goes into the hook's command line inside tmux's own double quotes.
     if (!/^[\w./+-]+$/.test(binary)) throw new Error(`tmux path ${binary} has characters the pane-died hook cannot quote`);
     this.#binary = binary;
@@ -212,7 +216,7 @@ export class TmuxBackend implements Backend {
    * sessions get exactly their own variables through `-e`.
    */
   #client(args: string[], cols: number, rows: number): IPty {
-    return spawnClient(this.#binary, ['-u', '-S', this.#paths.tmuxSocket, '-f', this.#paths.tmuxConf, ...args], { cols, rows, cwd: '/', env: { TERM: CLIENT_TERM } });
+    return spawnClient(this.#spawn, this.#binary, ['-u', '-S', this.#paths.tmuxSocket, '-f', this.#paths.tmuxConf, ...args], { cols, rows, cwd: '/', env: { TERM: CLIENT_TERM } });
   }
 
   async #exists(name: string): Promise<boolean> {

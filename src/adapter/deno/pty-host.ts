@@ -3,11 +3,16 @@
 // started with Deno.Command (the host owns node-pty and stays a Node process).
 import { PtyHostConnection, type HostSocket, type HostSocketEvents, type PtyHostClientOptions } from '../../../pty/client.ts';
 import type { PtyHostRuntime } from '../../pty-host/launcher.ts';
+import { hostSocketProblem } from '../../private-files.ts';
+import { denoFileFacts } from './file-facts.ts';
 
 /** Reads below this size are copied out of the read buffer, so a small message does not pin 64 KiB. */
 const READ_BYTES = 64 * 1024;
 
+/** Rejects, before connecting, when the socket or its directory could be another user's (see hostSocketProblem). */
 export async function connectPtyHost(socketPath: string, options: PtyHostClientOptions = {}): Promise<PtyHostConnection> {
+  const problem = hostSocketProblem(socketPath, denoFileFacts);
+  if (problem) throw new Error(problem);
   const conn = await Deno.connect({ transport: 'unix', path: socketPath });
   return PtyHostConnection.greet(new PtyHostConnection(denoHostSocket(conn), options), socketPath, options.timeoutMs);
 }

@@ -8,10 +8,13 @@ import type { Logger } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
 import { confinementFlags } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
-import { absolute, dirname, writeAll } from './io.ts';
 import { supervisedPtyHostLink } from '../../pty-host/supervised.ts';
 import { denoPtyHostRuntime } from './pty-host.ts';
 import { denoStateLockPort } from './state-lock-port.ts';
+import { checkWalFile } from '../../../storage/wal-check.ts';
+import { databaseFilePath, readSecretFiles, securePrivateState } from '../../private-files.ts';
+import { denoFileFacts } from './file-facts.ts';
+import { absolute, writeAll } from './io.ts';
 import { denoUpgradeWebSocket, wrapDenoSocket } from './ws-connection.ts';
 
 export interface StartOptions {
@@ -21,13 +24,15 @@ export interface StartOptions {
   logger?: Logger;
 }
 
-export async function startServer(config: Config, opts: StartOptions = {}): Promise<ServedRouter> {
+export async function startServer(settings: Config, opts: StartOptions = {}): Promise<ServedRouter> {
+  const config = readSecretFiles(settings, denoFileFacts, (file) => Deno.readTextFileSync(file));
   const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId }, { pretty: Deno.stderr.isTerminal(), write: (l) => writeAll(Deno.stderr, l) });
   const { auth, devToken, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger, (file) => Deno.readTextFileSync(file));
   const tls = loadTls(config);
 
-  Deno.mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
-  if (config.databaseUrl.startsWith('file:')) Deno.mkdirSync(dirname(absolute(config.databaseUrl.slice('file:'.length))), { recursive: true });
+  const databaseFile = databaseFilePath(config.databaseUrl);
+  securePrivateState({ stateDir: absolute(config.stateDir), databaseFile: databaseFile === undefined ? undefined : absolute(databaseFile) }, denoFileFacts, logger);
+  if (databaseFile !== undefined) checkWalFile(config.databaseUrl, absolute(databaseFile), (file) => (denoFileFacts.stat(file) ? Deno.readFileSync(file) : undefined));
   const metrics = new PrometheusMetrics({ processMetrics: false });
   const sockets = new Set<WebSocket>();
   const router = await startRouter(config, {

@@ -1,16 +1,34 @@
 // The router's side of the PTY host socket on Node: pty/client.ts over node:net.
 
 import { createConnection, type Socket } from 'node:net';
+import path from 'node:path';
 import { PtyHostConnection, type HostSocket, type PtyHostClientOptions } from '../../../pty/client.ts';
 import { PtyHostError } from '../../../pty/protocol.ts';
+import { hostSocketProblem } from '../../private-files.ts';
+import { nodeFileFacts } from './file-facts.ts';
 
 export { PtyHostError, type PtyHostClientOptions };
 
 /** The portable PTY host connection over a node:net Unix socket. */
 export class PtyHostClient extends PtyHostConnection {
-  /** Connects and waits for the host's greeting. Rejects with the socket error (ENOENT, ECONNREFUSED, ...). */
-  static connect(socketPath: string, options: PtyHostClientOptions = {}): Promise<PtyHostClient> {
+  /**
+   * Connects and waits for the host's greeting. Rejects with the socket error (ENOENT,
+   * ECONNREFUSED, ...), or, before connecting, with an UntrustedHostSocketError when the socket
+   * or its directory could belong to another user: whoever listens there receives every keystroke.
+   */
+  static async connect(socketPath: string, options: PtyHostClientOptions = {}): Promise<PtyHostClient> {
+    const problem = hostSocketProblem(path.resolve(socketPath), nodeFileFacts);
+    if (problem) throw new UntrustedHostSocketError(problem);
     return PtyHostConnection.greet(new PtyHostClient(nodeHostSocket(createConnection(socketPath)), options), socketPath, options.timeoutMs);
+  }
+}
+
+/** The socket at the PTY host path may be another user's (see hostSocketProblem). */
+export class UntrustedHostSocketError extends Error {
+  readonly code = 'UNTRUSTED_SOCKET';
+  constructor(message: string) {
+    super(message);
+    this.name = 'UntrustedHostSocketError';
   }
 }
 

@@ -1,10 +1,10 @@
 // The Node adapter: serves the portable router (src/router.ts) with node:http and `ws`, over the PTY
 // host process, a libSQL file (its log commits in a worker thread) and a worker thread for the
 // terminal emulators.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { serve, upgradeWebSocket, type ServerType } from '@hono/node-server';
@@ -15,14 +15,17 @@ import { jsonLogger } from '../../logger.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, PtyHost } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
+import { databaseFilePath, readSecretFiles, securePrivateState } from '../../private-files.ts';
 import { confinementFlags } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { nodeStateLockPort } from './state-lock-port.ts';
 import { withUpgradeRefusalBodies } from './upgrade-refusal.ts';
 import { supervisedPtyHostLink } from '../../pty-host/supervised.ts';
 import { nodePtyHostRuntime } from './pty-host-process.ts';
+import { nodeFileFacts } from './file-facts.ts';
 import { nodeLogCommitterFor } from './worker-log-committer.ts';
 import type { LogCommitter, LogDatabase } from '../../../storage/log-committer.ts';
+import { checkWalFile } from '../../../storage/wal-check.ts';
 import { WorkerScreens } from './worker-screens.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
 import { bundledWebAssets } from './web-assets.ts';
@@ -45,13 +48,15 @@ export interface StartOptions {
   decorateLogCommitter?: (committer: LogCommitter) => LogCommitter;
 }
 
-export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
+export async function startServer(settings: Config, opts: StartOptions = {}): Promise<RunningServer> {
+  const config = readSecretFiles(settings, nodeFileFacts, (file) => readFileSync(file, 'utf8'));
   const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId }, { pretty: process.stderr.isTTY, write: (l) => void process.stderr.write(l) });
   const { auth, devToken, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger, (file) => readFileSync(file, 'utf8'));
   const tls = loadTls(config);
 
-  mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
-  if (config.databaseUrl.startsWith('file:')) mkdirSync(dirname(resolve(config.databaseUrl.slice('file:'.length))), { recursive: true });
+  const databaseFile = databaseFilePath(config.databaseUrl);
+  securePrivateState({ stateDir: resolve(config.stateDir), databaseFile: databaseFile === undefined ? undefined : resolve(databaseFile) }, nodeFileFacts, logger);
+  if (databaseFile !== undefined) checkWalFile(config.databaseUrl, resolve(databaseFile), (file) => (existsSync(file) ? readFileSync(file) : undefined));
   const metrics = new PrometheusMetrics({ processMetrics: true });
   const keepalive = { pingIntervalMs: config.pingIntervalMs, pongTimeoutMs: config.pongTimeoutMs };
   const router = await startRouter(config, {

@@ -12,3 +12,11 @@ export function printable(text: string): string {
     return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
   });
 }
+
+/** What JSON.stringify leaves raw inside strings: C1 controls, DEL and the bidi marks (C0 it escapes itself). */
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Pretty JSON that is safe on a terminal and parses to the same value: the rest become \u escapes. */
+export function printableJson(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(UNSAFE_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

@@ -1,10 +1,12 @@
 // How the REST commands (`sessions`, `share`) end: a failed call's reason, or a usage problem.
 import { RestError } from '../../../client/sessions-api.ts';
+import { printable } from './printable.ts';
 
 /** A failed REST call on stderr, with a hint for the usual cause of a 401; exit status 1. */
 export function reportFailure(e: unknown): number {
   const hint = e instanceof RestError && e.status === 401 ? ' (pass --token or set PTY_WS_TOKEN)' : '';
-  process.stderr.write(`pty-ws: ${e instanceof Error ? e.message : String(e)}${hint}\n`);
+  // The message may quote the server's words.
+  process.stderr.write(`pty-ws: ${printable(e instanceof Error ? e.message : String(e))}${hint}\n`);
   return 1;
 }
 

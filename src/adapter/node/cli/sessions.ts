@@ -1,7 +1,7 @@
 // `pty-ws sessions list|create|delete`: the REST control plane from the command line.
 import { SessionsApi, type CreateSessionBody, type SessionInfo } from '../../../client/sessions-api.ts';
 import type { ClientConfig } from '../../../config.ts';
-import { printable } from './printable.ts';
+import { printable, printableJson } from './printable.ts';
 import { reportFailure, reportUsage } from './report.ts';
 import { table } from './table.ts';
 
@@ -19,21 +19,21 @@ export async function sessionsCommand(sub: string | undefined, positional: strin
     switch (sub) {
       case 'list': {
         const list = await api.list();
-        out(flags.json ? JSON.stringify(list, null, 2) : sessionTable(list));
+        out(flags.json ? printableJson(list) : sessionTable(list));
         return 0;
       }
       case 'create': {
         const body = createBody(flags);
         if (typeof body === 'string') return usage(body);
         const s = await api.create(body);
-        out(flags.json ? JSON.stringify(s, null, 2) : `${s.session_id}\n${s.attach_url}`);
+        out(flags.json ? printableJson(s) : `${printable(s.session_id)}\n${printable(s.attach_url)}`);
         return 0;
       }
       case 'delete': {
         const id = positional[0];
         if (!id) return usage('delete needs a session id');
         const r = await api.delete(id);
-        out(r.terminated ? `${id}: ${r.state === 'closed' ? 'terminated' : 'terminating'}` : `${id}: already ${r.state}`);
+        out(printable(r.terminated ? `${id}: ${r.state === 'closed' ? 'terminated' : 'terminating'}` : `${id}: already ${r.state}`));
         return 0;
       }
       default:
@@ -63,9 +63,9 @@ function createBody(flags: Record<string, string>): CreateSessionBody | string {
 function sessionTable(list: SessionInfo[]): string {
   if (list.length === 0) return 'no sessions';
   const rows = list.map((s) => [
-    s.session_id,
-    s.state === 'closed' && s.exit_code !== null ? `closed (${s.exit_code})` : s.state,
-    s.created_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
+    printable(s.session_id),
+    printable(s.state === 'closed' && s.exit_code !== null ? `closed (${s.exit_code})` : s.state),
+    printable(s.created_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')),
     printable(s.label ?? ''),
     printable(s.command ?? (s.argv ? s.argv.join(' ') : '')),
   ]);

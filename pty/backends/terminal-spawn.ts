@@ -1,0 +1,55 @@
+// Every terminal this host starts (a native program, a multiplexer client) is started here.
+//
+// node-pty 1.1.0 forks with forkpty() and never marks the PTY master close-on-exec
+// (microsoft/node-pty#657), so each child inherits the master of every terminal the host already
+// runs: session 2's shell could read and type into session 1, and hold its terminal open after
+// session 1 ended. Node has no fcntl to mark them from here, so the fix is on the child's side, as
+// upstream's (node-pty #867, only in 1.2 betas): the program is exec'd through a few lines of Perl
+// (perl-base is part of every Debian/Ubuntu system) that close every descriptor above 2 first.
+// Where Perl is missing the host says so at start and terminals inherit (docs/security.md, item 5).
+
+import { spawn as spawnPty, type IPty, type IPtyForkOptions } from 'node-pty';
+import type { Logger } from '../../src/ports.ts';
+import { findProgram } from './find-program.ts';
+import { run } from './exec.ts';
+
+export type SpawnTerminal = (file: string, args: string[], options: IPtyForkOptions & { env: Record<string, string> }) => IPty;
+
+/**
+ * The session's own PERL* variables (PERL5OPT could make Perl run code before the exec) are
+ * handed to Perl renamed and restored before the exec; PERL_BADLANG=0 keeps Perl from printing a
+ * locale warning into the terminal.
+ */
+const KEPT = '__pty_ws_kept_';
+
+const CLOSE_AND_EXEC = `
+delete $ENV{PERL_BADLANG};
+for (grep { index($_, "${KEPT}") == 0 } keys %ENV) { $ENV{substr($_, ${KEPT.length})} = delete $ENV{$_} }
+opendir(my $d, "/proc/self/fd") or die "pty-ws: /proc/self/fd: $!\\n";
+my @fds = grep { /^\\d+$/ && $_ > 2 } readdir $d;
+closedir $d;
+POSIX::close($_) for @fds;
+exec { $ARGV[0] } @ARGV or die "pty-ws: cannot run $ARGV[0]: $!\\n";
+`;
+
+/** Spawns directly, or through Perl closing the inherited descriptors when `perl` is given. */
+export function terminalSpawner(perl: string | undefined): SpawnTerminal {
+  if (perl === undefined) return (file, args, options) => spawnPty(file, args, options);
+  return (file, args, options) => {
+    const env: Record<string, string> = { PERL_BADLANG: '0' };
+    for (const [name, value] of Object.entries(options.env)) env[name.startsWith('PERL') ? KEPT + name : name] = value;
+    return spawnPty(perl, ['-mPOSIX', '-e', CLOSE_AND_EXEC, file, ...args], { ...options, env });
+  };
+}
+
+/**
+ * The Perl that closes inherited descriptors, where it is needed (Linux: node-pty's macOS path
+ * uses posix_spawn with POSIX_SPAWN_CLOEXEC_DEFAULT) and can run; undefined otherwise (logged).
+ */
+export async function findFdCloser(log: Logger, searchPath: string): Promise<string | undefined> {
+  if (process.platform !== 'linux') return undefined;
+  const perl = await findProgram('perl', `/usr/bin:/bin:${searchPath}`);
+  if (perl && (await run(perl, ['-mPOSIX', '-e', '1'])).code === 0) return perl;
+  log.log('warn', 'no usable perl: every terminal inherits the PTY masters of the sessions started before it (node-pty #657); install perl', { perl });
+  return undefined;
+}

@@ -1,0 +1,62 @@
+// A full disk under the database: REST says so by name (507 STORAGE_FULL), not an opaque 500, and
+// the server lives on and works again once there is room (docs/security.md, item 9). A real libSQL
+// file on a real 4 MiB tmpfs, filled by a file; mounting needs root.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IS_ROOT } from './helpers/local-user.ts';
+import { Rest } from './helpers/rest.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+let base: string;
+let mount: string;
+let server: TestServer | undefined;
+
+beforeAll(async () => {
+  if (!IS_ROOT) return;
+  base = mkdtempSync(join(tmpdir(), 'pty-ws-full-'));
+  mount = join(base, 'disk');
+  mkdirSync(mount);
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m,mode=0700', 'tmpfs', mount]);
+  server = await startTestServer({}, { 'database-url': `file:${mount}/pty-ws.db` });
+}, 60_000);
+
+afterAll(async () => {
+  if (!IS_ROOT) return;
+  await server?.stop();
+  execFileSync('umount', ['-l', mount]);
+  rmSync(base, { recursive: true, force: true });
+});
+
+/** Fills the disk to the last byte with one file. */
+function fill(file: string): void {
+  const chunk = Buffer.alloc(64 * 1024, 1);
+  for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
+    try {
+      for (;;) writeFileSync(file, chunk.subarray(0, size), { flag: 'a' });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOSPC') throw e;
+    }
+  }
+}
+
+describe.skipIf(!IS_ROOT)('a full disk under the database (skipped unless root: needs to mount a tmpfs)', () => {
+  it('answers POST /sessions with 507 STORAGE_FULL naming the problem, and works again once there is room', async () => {
+    const rest = new Rest(server!.origin, server!.devToken);
+    await rest.create({ label: 'before' });
+    const filler = join(mount, 'filler');
+    fill(filler);
+
+    const full = await rest.request('POST', '', { label: 'while full' });
+    expect(full.status).toBe(507);
+    expect(full.json.error).toMatchObject({ code: 'STORAGE_FULL', message: expect.stringContaining("the database's disk is full: the change was not stored") });
+
+    rmSync(filler);
+    await rest.create({ label: 'after' });
+    const labels = ((await rest.request('GET', '')).json.sessions as Array<{ label: string }>).map((s) => s.label);
+    expect(labels).toEqual(expect.arrayContaining(['before', 'after']));
+    expect(labels).not.toContain('while full');
+  });
+});
