@@ -10,12 +10,11 @@
 //   the socket dir and the database dir. bubblewrap was chosen because it is small, packaged by
 //   Debian, needs no daemon, and is what Flatpak uses for the same job.
 
-import { constants } from 'node:fs';
-import { access } from 'node:fs/promises';
 import path from 'node:path';
 import type { SpawnSpec } from '../src/ports.ts';
 import type { ConfinementReport, SandboxMode } from '../src/session-confinement.ts';
 import { run } from './backends/exec.ts';
+import { findProgram } from './backends/find-program.ts';
 import { PtyHostError } from './protocol.ts';
 
 export interface ConfinementOptions {
@@ -46,7 +45,8 @@ export const UNCONFINED: Confinement = {
   apply: (spec, program) => ({ spec, program }),
 };
 
-const TOOL_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'];
+/** Where the confining tools are looked for: the system's own directories, never a session's PATH. */
+const TOOL_DIRS = '/usr/bin:/bin:/usr/sbin:/sbin';
 
 /** Resolves the tools and the user once, at host start; throws an Error naming what is missing. */
 export async function loadConfinement(o: ConfinementOptions): Promise<Confinement> {
@@ -108,10 +108,8 @@ async function lookupUser(name: string): Promise<SessionUser> {
 }
 
 async function findTool(name: string, debianPackage: string): Promise<string> {
-  for (const dir of TOOL_DIRS) {
-    const file = `${dir}/${name}`;
-    if (await access(file, constants.X_OK).then(() => true, () => false)) return file;
-  }
+  const file = await findProgram(name, TOOL_DIRS);
+  if (file) return file;
   throw new Error(`${name} is needed to confine sessions and is not installed (Debian package ${debianPackage})`);
 }
 

@@ -2,6 +2,9 @@
 // from these schemas and the client parses them with the same ones.
 import * as v from 'valibot';
 
+/** Every share token starts with this: servers skip the share lookup for other bearers, pages know a share link. */
+export const SHARE_TOKEN_PREFIX = 'pwshare_';
+
 export const ShareScope = v.picklist(['pty:observe', 'pty:control']);
 
 export const ShareInfo = v.object({

@@ -7,9 +7,8 @@ import type { Clock, ShareRecord, ShareStore } from '../ports.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { ClientCertificate } from '../auth/client-certificate.ts';
 import type { Principal } from '../auth/principal.ts';
+import { SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
 
-/** Every share token starts with this, so other bearers never cost a database lookup. */
-export const SHARE_TOKEN_PREFIX = 'pwshare_';
 
 /** A share's principal id: its own (audit logs tell shares apart), never its minter's. */
 export const sharePrincipalId = (shareId: string): string => `share:${shareId}`;

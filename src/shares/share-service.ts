@@ -7,7 +7,8 @@ import { BindingError } from '../errors.ts';
 import { randomToken, sha256Hex, uuidv7 } from '../ids.ts';
 import { describeIssue } from '../protocol/envelope.ts';
 import type { Clock, ShareRecord, ShareStore } from '../ports.ts';
-import { SHARE_TOKEN_PREFIX, sharePrincipalId } from './share-authenticator.ts';
+import { SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
+import { sharePrincipalId } from './share-authenticator.ts';
 
 export const MAX_SHARE_SECONDS = 604_800;
 const DEFAULT_SHARE_SECONDS = 3600;

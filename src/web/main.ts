@@ -3,6 +3,7 @@
 import '@xterm/xterm/css/xterm.css';
 import './style.css';
 import { RestError, SessionsApi } from '../client/sessions-api.ts';
+import { SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
 import { byId, show } from './dom.ts';
 import { SessionList } from './session-list.ts';
 import { SharePanel } from './share-panel.ts';
@@ -60,7 +61,7 @@ function route(): void {
   const sessionId = params.get('session');
   const observe = params.get('observe') === '1';
   // A watch link (docs/sharing.md) can do nothing but watch: offer nothing else.
-  const watchOnly = observe && ((token?.startsWith('pwshare_') ?? false) || document.body.classList.contains('watch-only'));
+  const watchOnly = observe && ((token?.startsWith(SHARE_TOKEN_PREFIX) ?? false) || document.body.classList.contains('watch-only'));
   if (view && attached === sessionId) return;
   view?.dispose();
   view = null;
