@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readlinkSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { startTestServer, stopWithMultiplexers, type TestServer } from './helpers/server.ts';
 import { signJwt } from './helpers/tokens.ts';
 import { until } from './helpers/wait.ts';
 
@@ -72,7 +72,8 @@ describe.skipIf(!isRoot || !hasBwrap)(`sessions confined (${isRoot ? '' : 'needs
     token = await signJwt({ sub: 'tester', scope: 'pty:control' }, new TextEncoder().encode(SECRET));
   });
   afterAll(async () => {
-    for (const s of servers) await s.stop();
+    // tmux/screen sessions keep their PTY host running on purpose: end them all, and check.
+    for (const s of servers) await stopWithMultiplexers(s);
     servers = [];
   });
 
