@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endOrphans } from './helpers/leftovers.ts';
 import { b64, binaryEcho, TestClient } from './helpers/client.ts';
 import { until } from './helpers/cli.ts';
 import { selfSignedCert, type TestCert } from './helpers/tls.ts';
@@ -30,7 +31,7 @@ interface DenoRouter extends DenoRun {
   /** The PTY host the router started (from its log). */
   hostPid: number;
   /** Kills whatever is left (after a failed test) and removes the temp dir. */
-  cleanUp(): void;
+  cleanUp(): Promise<void>;
 }
 
 interface DenoRun {
@@ -64,7 +65,7 @@ async function startDenoRouter(env: Record<string, string> = {}): Promise<DenoRo
   const run = runDenoStart(env);
   const { proc, dir } = run;
   let hostPid = 0;
-  const cleanUp = () => {
+  const cleanUp = async () => {
     for (const pid of [-proc.pid!, hostPid]) {
       try {
         if (pid) process.kill(pid, 'SIGKILL');
@@ -72,6 +73,8 @@ async function startDenoRouter(env: Record<string, string> = {}): Promise<DenoRo
         // already gone
       }
     }
+    // A PTY host the router restarted (it supervises its host) is not hostPid.
+    await endOrphans(dir);
     rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -85,7 +88,7 @@ async function startDenoRouter(env: Record<string, string> = {}): Promise<DenoRo
     hostPid = Number(/"msg":"started pty host"[^\n]*"pid":(\d+)/.exec(run.stderr())?.[1]);
     return { ...run, origin, attachUrl, token, hostPid, cleanUp };
   } catch (e) {
-    cleanUp();
+    await cleanUp();
     throw e;
   }
 }
@@ -312,8 +315,8 @@ describe('token map on Deno', () => {
     writeFileSync(join(dir, 'tokens.json'), JSON.stringify({ tokens: [entry('token-a', 'a')] }));
     router = await startDenoRouter({ PTY_WS_TOKENS_FILE: join(dir, 'tokens.json') });
   }, 90_000);
-  afterAll(() => {
-    router?.cleanUp();
+  afterAll(async () => {
+    await router?.cleanUp();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -338,8 +341,8 @@ describe('TLS on Deno', () => {
     cert = selfSignedCert(certDir);
     router = await startDenoRouter({ PTY_WS_TLS_CERT: cert.certFile, PTY_WS_TLS_KEY: cert.keyFile });
   }, 90_000);
-  afterAll(() => {
-    router?.cleanUp();
+  afterAll(async () => {
+    await router?.cleanUp();
     rmSync(certDir, { recursive: true, force: true });
   });
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createClient } from '@libsql/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../storage/open.ts';
+import { endOrphans } from './helpers/leftovers.ts';
 import { runCli, startRouterProcess, type Child, type RouterProcess } from './helpers/processes.ts';
 import { startSqld, type Sqld } from './helpers/sqld.ts';
 
@@ -27,6 +28,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(children.map((c) => c.stop()));
   await sqld?.stop();
+  // A router that lost its lease, or was SIGKILLed, leaves its PTY host running by design.
+  await endOrphans(root);
   rmSync(root, { recursive: true, force: true });
 });
 

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { endOrphans } from './helpers/leftovers.ts';
 import { runCli, startRouterProcess, type Child } from './helpers/processes.ts';
 
 const dirs: string[] = [];
@@ -16,6 +17,8 @@ const newDir = () => {
 
 afterAll(async () => {
   await Promise.all(children.map((c) => c.stop()));
+  // The SIGKILLed router's PTY host outlives it by design.
+  for (const d of dirs) await endOrphans(d);
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 

@@ -72,3 +72,23 @@ export async function expectNoneLeft(marker: string, timeoutMs = 8000): Promise<
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/**
+ * Ends what a test deliberately orphaned under `marker` (a PTY host outlives a SIGKILLed router by
+ * design): SIGTERM, then SIGKILL for what is left, then nothing may remain.
+ */
+export async function endOrphans(marker: string): Promise<void> {
+  const signal = (sig: NodeJS.Signals) => {
+    for (const line of processesMentioning(marker)) {
+      try {
+        process.kill(Number(line.split(' ')[0]), sig);
+      } catch {
+        // already gone
+      }
+    }
+  };
+  signal('SIGTERM');
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  signal('SIGKILL');
+  await expectNoneLeft(marker);
+}
