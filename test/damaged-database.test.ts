@@ -59,6 +59,19 @@ async function checkpoint(): Promise<{ pageSize: number; logRoot: number }> {
   }
 }
 
+/** The first frame of the WAL's current generation that a later commit frame follows, and its offset. */
+function frameBeforeACommit(wal: Buffer): { frame: number; offset: number } {
+  const pageSize = wal.readUInt32BE(8);
+  const salts = wal.readBigUInt64BE(16);
+  const frames: Array<{ offset: number; commit: boolean }> = [];
+  for (let off = 32; off + 24 + pageSize <= wal.length && wal.readBigUInt64BE(off + 8) === salts; off += 24 + pageSize) {
+    frames.push({ offset: off, commit: wal.readUInt32BE(off + 4) !== 0 });
+  }
+  const lastCommit = frames.map((f) => f.commit).lastIndexOf(true);
+  if (lastCommit < 1) throw new Error(`the WAL's current generation has no commit after its first frame (${frames.length} frames): nothing to damage`);
+  return { frame: 1, offset: frames[0]!.offset };
+}
+
 function overwrite(file: string, offset: number, length: number): void {
   const fd = openSync(file, 'r+');
   writeSync(fd, Buffer.alloc(length, 0xa5), 0, length, offset);
@@ -91,13 +104,15 @@ async function startOnDamage(): Promise<{ code: number | null; stderr: string }>
 describe('a damaged database at start', () => {
   it('a WAL damaged before its last commits: exits non-zero naming the WAL, starts no PTY host', { timeout: 90_000 }, async () => {
     await writeLog();
-    // Into the second frame's page (header 32 bytes, frame header 24): every later commit would be dropped.
-    const pageSize = new DataView(readFileSync(`${db}-wal`).buffer).getUint32(8);
-    overwrite(`${db}-wal`, 32 + 24 + pageSize + 24 + 100, 512);
+    // Into the page of a frame that a later commit of the same WAL generation follows: SQLite
+    // would drop that commit. (Which frame that is depends on when the router's checkpoints reset
+    // the WAL, so it is found, not assumed.)
+    const { frame, offset } = frameBeforeACommit(readFileSync(`${db}-wal`));
+    overwrite(`${db}-wal`, offset + 24 + 100, 512);
 
     const { code, stderr } = await startOnDamage();
     expect(code).not.toBe(0);
-    expect(stderr).toContain(`pty-ws: cannot use the database file:${db}: its write-ahead log ${db}-wal is damaged: frame 2 is damaged, and SQLite would drop every transaction committed after it`);
+    expect(stderr).toContain(`pty-ws: cannot use the database file:${db}: its write-ahead log ${db}-wal is damaged: frame ${frame} is damaged, and SQLite would drop every transaction committed after it`);
     expect(hostsLeft()).toEqual([]);
   });
 
