@@ -42,6 +42,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
         return { ...wrapDenoSocket(raw, binary, metrics), dispose: () => sockets.delete(raw) };
       },
       remoteAddress: (c) => (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname,
+      // Requests arrive only once Deno.serve below has bound the port.
+      localPort: () => server.addr.port,
     },
   });
 

@@ -21,6 +21,7 @@ import { nodeLogCommitterFor } from './worker-log-committer.ts';
 import type { LogCommitter, LogDatabase } from '../../../storage/log-committer.ts';
 import { WorkerScreens } from './worker-screens.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
+import { guardPendingConnections, type RequestSeen } from './handshake-guard.ts';
 import { bundledWebAssets } from './web-assets.ts';
 
 export interface RunningServer extends ServedRouter {
@@ -70,6 +71,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       upgradeWebSocket,
       wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale, metrics),
       remoteAddress: (c) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.remoteAddress,
+      localPort: (c) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.localPort,
     },
   });
 
@@ -86,8 +88,21 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     },
   });
 
-  const base = { fetch: router.app.fetch, port: config.port, hostname: config.host, websocket: { server: wss } };
-  const server = await listen(() => (tls ? serve({ ...base, createServer: createHttpsServer, serverOptions: tls }) : serve(base))).catch(async (e: unknown) => {
+  // A request's headers, then all of it, must arrive within seconds: a silent or half-sent
+  // handshake is dropped then, not after node's 60 s + 30 s (docs/security.md, attack 8).
+  const timeouts = { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000 };
+  let requestSeen: RequestSeen = () => undefined;
+  const fetch = (req: Request, env: { incoming: { socket: object } }) => {
+    requestSeen(env.incoming.socket);
+    return router.app.fetch(req, env);
+  };
+  const base = { fetch, port: config.port, hostname: config.host, websocket: { server: wss } };
+  const start = () => {
+    const s = tls ? serve({ ...base, createServer: createHttpsServer, serverOptions: { ...tls, ...timeouts, handshakeTimeout: config.headersTimeoutMs } }) : serve({ ...base, serverOptions: timeouts });
+    requestSeen = guardPendingConnections(s, config.maxPendingConnections);
+    return s;
+  };
+  const server = await listen(start).catch(async (e: unknown) => {
     await router.stop();
     throw e;
   });
