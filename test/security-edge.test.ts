@@ -132,6 +132,16 @@ describe('7. binding §11 by default', () => {
     } finally {
       await allowed.stop();
     }
+    // Behind a TLS proxy on a public address, a request that did not come through TLS is refused.
+    const proxied = await startTestServer({ PTY_WS_HOST: '0.0.0.0', PTY_WS_TRUST_PROXY_TLS: '1' });
+    try {
+      const url = `http://127.0.0.1:${proxied.port}${sessionsPath}`;
+      const auth = { authorization: `Bearer ${proxied.devToken}` };
+      expect((await fetch(url, { headers: auth })).status).toBe(403);
+      expect((await fetch(url, { headers: { ...auth, 'x-forwarded-proto': 'https' } })).status).toBe(200);
+    } finally {
+      await proxied.stop();
+    }
   });
 
   it('refuses a replay retention below the spec minimum, naming the variable and the minimum', async () => {
@@ -213,7 +223,6 @@ describe('8. abuse limits', () => {
   });
 
   it('caps live sessions per principal (429); an ended one frees its place', async () => {
-    expect(loadConfig({}).maxSessionsPerPrincipal).toBe(64);
     const created = [];
     for (let i = 0; i < 5; i++) created.push(await server.createSession({ command: 'sleep 60' }, carl.token));
     const post = () => fetch(`${server.origin}${sessionsPath}`, { method: 'POST', headers: { authorization: `Bearer ${carl.token}`, 'content-type': 'application/json' }, body: '{}' });
@@ -226,6 +235,7 @@ describe('8. abuse limits', () => {
     expect(del.status).toBeLessThan(300);
     await started.waitForClose();
     await expect.poll(async () => (await post()).status, { timeout: 10_000 }).toBe(201);
+    expect(loadConfig({}).maxSessionsPerPrincipal).toBe(64);
   });
 
   it('rate-limits one connection’s frames: RATE_LIMITED, then close 4429 when it goes on; a fast typist and a neighbour are untouched', async () => {

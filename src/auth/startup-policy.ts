@@ -18,6 +18,16 @@ export function plaintextRefused(c: Config): boolean {
   return c.production || (!c.allowPlaintext && !isLoopbackHost(c.host));
 }
 
+/** Settings that work but hand clients a poor URL: logged at start. */
+export function securityWarnings(c: Config): string[] {
+  if (c.publicUrl !== undefined) return [];
+  const wildcard = ['0.0.0.0', '::', '[::]'].includes(c.host);
+  if (!wildcard && !c.trustProxyTls) return [];
+  return [
+    `attach_url and the AgentCard name ${wildcard ? `the bound address ${c.host}` : 'this server’s own address, not the proxy’s'} for requests whose Host is not a loopback name or PTY_WS_HOST (a foreign Host is never echoed): set PTY_WS_PUBLIC_URL to the origin clients use`,
+  ];
+}
+
 /** Every problem with the combination, each naming the settings involved; empty when it can start. */
 export function securityProblems(c: Config): string[] {
   const problems: string[] = [];
