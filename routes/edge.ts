@@ -25,9 +25,9 @@ export function edgeGuards(deps: AppDeps): MiddlewareHandler {
   return async (c, next) => {
     const wrongHost = foreignHost(c, config, deps.localPort(c));
     if (wrongHost) return refuse(c, 421, 'host_not_allowed', wrongHost);
-    const param = await tokenInQuery(c, knows);
-    if (param !== null) {
-      return refuse(c, 400, 'INVALID_REQUEST', `tokens must not travel in the URL query (parameter ${JSON.stringify(param)}): use Authorization: Bearer or the bearer.<token> subprotocol`);
+    const where = await tokenInQuery(c, knows);
+    if (where !== null) {
+      return refuse(c, 400, 'INVALID_REQUEST', `tokens must not travel in the URL query (${where}): use Authorization: Bearer or the bearer.<token> subprotocol`);
     }
     const address = clientAddress(c, deps);
     const wait = address === undefined ? 0 : throttle.retryAfterMs(address);

@@ -60,7 +60,7 @@ export function foreignHost(c: Context, config: Config, localPort: number | unde
   const scheme = requestIsSecure(c, config) ? 'https:' : 'http:';
   const h = parseHost(host, scheme);
   if (h && isLoopbackHost(h.name) && hostNamesThisServer(host, config, localPort, scheme)) return null;
-  return `Host ${JSON.stringify(host)} is not this server: with PTY_WS_AUTH=off only localhost, 127.0.0.0/8 and [::1]${localPort === undefined ? '' : ` at port ${localPort}`} are served`;
+  return `Host ${JSON.stringify(host.slice(0, 100))} is not this server: with PTY_WS_AUTH=off only localhost, 127.0.0.0/8 and [::1]${localPort === undefined ? '' : ` at port ${localPort}`} are served`;
 }
 
 /** `name[:port]` as a browser sends it; null for anything else (paths, user info, spaces). */

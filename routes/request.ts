@@ -36,17 +36,21 @@ export function bearerFromHeader(c: Context): string | null {
 const TOKEN_QUERY_NAMES = new Set(['token', 'access_token', 'id_token', 'bearer', 'auth', 'authorization', 'jwt', 'api_key', 'apikey']);
 
 /**
- * Tokens never travel in the URL (pty-ws-v1 §11, docs/security.md attack 7): the name of the first
- * query parameter that carries one — a credential name in any case, or a value that is a JWT or a
- * token this server knows, under any name — or null.
+ * Tokens never travel in the URL (pty-ws-v1 §11, docs/security.md attack 7): describes the first
+ * query parameter that carries one — a credential name in any case, or a name or value that is a
+ * JWT or a token this server knows — or null. The description never contains the token itself.
  */
 export async function tokenInQuery(c: Context, knows: ((token: string) => Promise<boolean>) | undefined): Promise<string | null> {
   const url = c.req.url;
   if (!url.includes('?')) return null;
-  for (const [name, raw] of new URL(url).searchParams) {
-    if (TOKEN_QUERY_NAMES.has(name.toLowerCase())) return name;
-    const value = raw.replace(/^bearer\s+/i, '').trim();
-    if (value && (isJwtShaped(value) || (await knows?.(value)))) return name;
+  const isToken = async (s: string) => {
+    const t = s.replace(/^bearer\s+/i, '').trim();
+    return t !== '' && (isJwtShaped(t) || (await knows?.(t)) === true);
+  };
+  for (const [name, value] of new URL(url).searchParams) {
+    // A name that is itself a token is not repeated; any other name may be.
+    if (await isToken(name)) return 'a parameter name';
+    if (TOKEN_QUERY_NAMES.has(name.toLowerCase()) || (await isToken(value))) return `parameter ${JSON.stringify(name.slice(0, 64))}`;
   }
   return null;
 }
