@@ -4,6 +4,7 @@ import type { Authenticator } from '../src/auth/authenticator.ts';
 import type { Config } from '../src/config.ts';
 import type { SessionHub } from '../src/hub/hub.ts';
 import type { ClientConnection, Store } from '../src/ports.ts';
+import type { ShareService } from '../src/shares/share-service.ts';
 import type { WebAssets } from './web-page.ts';
 
 /** What the routes need; each runtime adapter supplies its own WebSocket upgrade and socket wrapper. */
@@ -12,6 +13,7 @@ export interface AppDeps {
   store: Store;
   hub: SessionHub;
   auth: Authenticator;
+  shares: ShareService;
   /** The web terminal's bundled files (absent: this runtime serves no web terminal). */
   webAssets?: WebAssets;
   upgradeWebSocket: UpgradeWebSocket;

@@ -4,6 +4,7 @@ import { coversSession, hasScope, type Principal, type Scope } from '../src/auth
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import { newSessionRecord, parseCreateSession } from '../src/hub/session-record.ts';
 import { recordingResponse } from './recording.ts';
+import { shareRoutes } from './shares.ts';
 import type { SessionRecord } from '../src/ports.ts';
 import type { AppDeps } from './deps.ts';
 import { requestIsSecure, requireSecureTransport } from './guards.ts';
@@ -116,6 +117,8 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     // 202 while a process is being signalled; 200 when it is over (never started, or already ended).
     return c.json({ session_id: rec.id, terminated: outcome !== null, state: outcome ?? rec.state }, outcome === 'closing' ? 202 : 200);
   });
+
+  app.route('/:session_id/shares', shareRoutes(deps));
 
   app.onError((e, c) => {
     const err = toBindingError(e);

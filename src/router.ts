@@ -15,6 +15,8 @@ import { newSessionRecord } from './hub/session-record.ts';
 import type { HubStats, Metrics } from './metrics.ts';
 import type { Clock, Logger, PtyHost, Screen, SessionRecord, Store } from './ports.ts';
 import { confinementMismatch, type ConfinementReport } from './session-confinement.ts';
+import { ShareAuthenticator } from './shares/share-authenticator.ts';
+import { ShareService } from './shares/share-service.ts';
 import { taskOps } from './tasks/ops.ts';
 import { TaskService } from './tasks/task-service.ts';
 
@@ -62,7 +64,7 @@ export interface RouterRuntime {
 }
 
 /** What the router itself gives the app. */
-type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'ready' | 'renderMetrics';
+type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'shares' | 'ready' | 'renderMetrics';
 
 export interface Router {
   app: Hono;
@@ -133,12 +135,16 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
     throw e;
   }
 
+  // Share links are bearers too, for every route and the upgrade (docs/sharing.md).
+  const auth = new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId);
+  const shares = new ShareService({ store: store.shares, clock, instanceId: config.instanceId, endConnections: (id, message) => hub.endConnections(id, message) });
   const app = createApp({
     ...runtime.app,
     config,
     store,
     hub,
-    auth: runtime.auth,
+    auth,
+    shares,
     ready: async () => {
       const problems: string[] = [];
       await store.lastSequence('readyz').catch((e: unknown) => problems.push(`database: ${String(e)}`));
