@@ -197,7 +197,7 @@ describe('7. binding §11 by default', () => {
     it('refuses a token in the query by value and by name in any case (400)', async () => {
       const { attach_url: url } = await server.createSession({}, alice.token);
       const jwt = await signJwt({ sub: 'q', scope: 'pty:control' }, new TextEncoder().encode(secret));
-      for (const q of [`Token=${alice.token}`, `api_key=${alice.token}`, `x=${alice.token}`, `ACCESS_TOKEN=nope`, `session=${jwt}`, `k=Bearer%20${alice.token}`, alice.token]) {
+      for (const q of [`Token=${alice.token}`, `api_key=${alice.token}`, `x=${alice.token}`, `ACCESS_TOKEN=nope`, `session=${jwt}`, `k=Bearer%20${alice.token}`, alice.token, 's=pwshare_0123456789abcdef']) {
         expect(await TestClient.upgradeStatus(`${url}?${q}`, { token: alice.token }), q).toBe(400);
         expect((await fetch(`${server.origin}${sessionsPath}?${q}`, { headers: { authorization: `Bearer ${alice.token}` } })).status, q).toBe(400);
       }
