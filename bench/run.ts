@@ -19,7 +19,7 @@ const MB = Number(process.env.BENCH_MB ?? 200);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'throughput,latency,fanout,replay,scale').split(','));
-const LIMITS = { PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '100000', PTY_WS_MAX_CONNECTIONS_PER_INSTANCE: '100000', PTY_WS_MAX_OBSERVERS: '200' };
+const LIMITS = { PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '100000', PTY_WS_MAX_CONNECTIONS_PER_INSTANCE: '100000', PTY_WS_MAX_SESSIONS_PER_PRINCIPAL: '100000', PTY_WS_MAX_OBSERVERS: '200' };
 
 interface Row {
   figure: string;

@@ -1,11 +1,11 @@
 // What every request of the standard A2A bindings passes before its operation runs: the checks of
-// REST (TLS, no token in the query, the bearer), the A2A version, and for a POST a JSON body.
+// REST (TLS and the bearer; tokens in the query are refused app-wide by routes/edge.ts), the A2A version, and for a POST a JSON body.
 import type { Context } from 'hono';
 import type { Principal } from '../src/auth/principal.ts';
 import { A2A_ERRORS, BindingError } from '../src/errors.ts';
 import type { AppDeps } from './deps.ts';
 import { requireSecureTransport } from './guards.ts';
-import { bearerFromHeader, hasTokenInQuery } from './request.ts';
+import { bearerFromHeader } from './request.ts';
 
 /** A request body larger than this is refused before it is parsed. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -14,7 +14,6 @@ const JSON_TYPES = ['application/json', 'application/a2a+json'];
 /** The caller, or null when the path names another instance (the route answers 404). */
 export async function a2aCaller(c: Context, deps: AppDeps): Promise<Principal | null> {
   requireSecureTransport(c, deps.config);
-  if (hasTokenInQuery(c)) throw new BindingError('INVALID_REQUEST', 'tokens must not travel in the URL query: use Authorization: Bearer');
   const principal = await deps.auth.authenticate(bearerFromHeader(c), deps.clientCertificate?.(c));
   if (c.req.param('instance_id') !== deps.config.instanceId) return null;
   // A2A-Version absent: taken as ours (a plain curl); any other version is refused by name.

@@ -6,6 +6,7 @@ import { a2aRestRoute } from './a2a-rest.ts';
 import { agentCard } from './agent-card.ts';
 import { attachHandler } from './attach.ts';
 import type { AppDeps } from './deps.ts';
+import { edgeGuards } from './edge.ts';
 import { requestIsSecure } from './guards.ts';
 import { bearerFromHeader, publicOrigins } from './request.ts';
 import { hasScope } from '../src/auth/principal.ts';
@@ -14,6 +15,7 @@ import { webAssetHandler, webPageHandler } from './web-page.ts';
 
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
+  app.use('*', edgeGuards(deps));
 
   // Alive: the process serves HTTP (it only starts once the database and PTY host answered).
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
@@ -27,7 +29,7 @@ export function createApp(deps: AppDeps): Hono {
     const { contentType, body } = await deps.renderMetrics();
     return c.body(body, 200, { 'content-type': contentType });
   });
-  app.get('/.well-known/agent-card.json', (c) => c.json(agentCard(deps.config, publicOrigins(c, requestIsSecure(c, deps.config)), deps.auth.enforced, deps.hub.supportedOperations())));
+  app.get('/.well-known/agent-card.json', (c) => c.json(agentCard(deps.config, publicOrigins(c, deps.config, deps.localPort(c), requestIsSecure(c, deps.config)), deps.auth.enforced, deps.hub.supportedOperations())));
   app.get('/agents/:instance_id/sessions/:session_id/attach', attachHandler(deps));
   app.route('/agents/:instance_id/sessions', sessionRoutes(deps));
   a2aJsonRpcRoute(app, deps);

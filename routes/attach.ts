@@ -5,11 +5,12 @@ import { AttachAdmission, type AdmissionTicket } from '../src/auth/admission.ts'
 import { coversSession, hasScope } from '../src/auth/principal.ts';
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import type { Attachment } from '../src/hub/attachment.ts';
-import { peerFields, type Peer } from '../src/hub/audit.ts';
+import { peerFields } from '../src/hub/audit.ts';
 import { negotiate } from '../src/protocol/subprotocol.ts';
 import type { AppDeps } from './deps.ts';
 import { checkOrigin, requireSecureTransport } from './guards.ts';
-import { bearerFromHeader, hasTokenInQuery } from './request.ts';
+import { peerOf } from './edge.ts';
+import { bearerFromHeader } from './request.ts';
 
 export function attachHandler(deps: AppDeps) {
   const { config, store, hub, auth } = deps;
@@ -33,7 +34,6 @@ export function attachHandler(deps: AppDeps) {
     let ticket: AdmissionTicket | undefined;
     try {
       if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return c.json(restError('upgrade_required', 'this endpoint only accepts a WebSocket upgrade'), 426);
-      if (hasTokenInQuery(c)) throw new BindingError('INVALID_REQUEST', 'tokens must not travel in the URL query: use Authorization: Bearer or the bearer.<token> subprotocol');
       requireSecureTransport(c, config);
       checkOrigin(c, config);
       const negotiated = negotiate(c.req.header('sec-websocket-protocol'), auth.enforced || config.production);
@@ -89,15 +89,4 @@ export function attachHandler(deps: AppDeps) {
       return res;
     }
   };
-}
-
-function peerOf(c: Context, deps: AppDeps): Peer {
-  const peer: Peer = {};
-  const remote = deps.remoteAddress(c);
-  if (remote) peer.remoteAddress = remote;
-  const ua = c.req.header('user-agent');
-  if (ua) peer.userAgent = ua;
-  const forwarded = deps.config.trustProxyTls ? c.req.header('x-forwarded-for') : undefined;
-  if (forwarded) peer.forwardedFor = forwarded;
-  return peer;
 }

@@ -27,6 +27,8 @@ export interface AppDeps {
   clientCertificate?(c: Context): ClientCertificate | undefined;
   /** The caller's network address as the runtime sees it (for the audit log). */
   remoteAddress(c: Context): string | undefined;
+  /** The port this request came in on (to tell our own Host from a rebound one). */
+  localPort(c: Context): number | undefined;
   /** What keeps the server from serving: empty once the database and the PTY host answer. */
   ready(): Promise<string[]>;
   /** The metrics exposition (Prometheus text on Node). */

@@ -1,10 +1,23 @@
-// Small helpers shared by the routes: public URLs and bearer extraction.
+// Small helpers shared by the routes: public URLs, bearer extraction, tokens where they must not be.
 import type { Context } from 'hono';
+import { isJwtShaped } from '../src/auth/authenticator.ts';
+import type { Config } from '../src/config.ts';
+import { hostNamesThisServer } from './guards.ts';
 
-/** The origin clients used to reach us, as http(s) and ws(s); `secure` when a trusted TLS proxy is in front. */
-export function publicOrigins(c: Context, secure = false): { http: string; ws: string } {
-  const u = new URL(c.req.url);
-  const http = `${secure ? 'https:' : u.protocol}//${u.host}`;
+/**
+ * The origin clients are told to use (attach_url, the AgentCard), as http(s) and ws(s): the
+ * configured public URL; else the request's Host when it names this server (loopback or the bound
+ * address, at our port); else the bound address. Never an arbitrary Host a client sent
+ * (docs/security.md, attack 6). `secure` when a trusted TLS proxy is in front.
+ */
+export function publicOrigins(c: Context, config: Config, localPort: number | undefined, secure = false): { http: string; ws: string } {
+  const scheme = secure ? 'https:' : new URL(c.req.url).protocol;
+  let http = config.publicUrl;
+  if (http === undefined) {
+    const host = c.req.header('host');
+    if (host !== undefined && hostNamesThisServer(host, config, localPort, scheme)) http = `${scheme}//${host}`;
+    else http = `${scheme}//${config.host.includes(':') ? `[${config.host}]` : config.host}${localPort === undefined ? '' : `:${localPort}`}`;
+  }
   return { http, ws: http.replace(/^http/, 'ws') };
 }
 
@@ -19,10 +32,25 @@ export function bearerFromHeader(c: Context): string | null {
   return m ? m[1]! : '';
 }
 
-const TOKEN_QUERY_NAMES = ['token', 'access_token', 'bearer', 'auth', 'authorization', 'jwt'];
+/** Query parameter names that only ever carry credentials, compared in lower case. */
+const TOKEN_QUERY_NAMES = new Set(['token', 'access_token', 'id_token', 'bearer', 'auth', 'authorization', 'jwt', 'api_key', 'apikey']);
 
-/** Tokens never travel in the URL (pty-ws-v1 §11): such a request is refused before anything else. */
-export function hasTokenInQuery(c: Context): boolean {
-  const params = new URL(c.req.url).searchParams;
-  return TOKEN_QUERY_NAMES.some((n) => params.has(n));
+/**
+ * Tokens never travel in the URL (pty-ws-v1 §11, docs/security.md attack 7): describes the first
+ * query parameter that carries one — a credential name in any case, or a name or value that is a
+ * JWT or a token this server knows — or null. The description never contains the token itself.
+ */
+export async function tokenInQuery(c: Context, knows: ((token: string) => Promise<boolean>) | undefined): Promise<string | null> {
+  const url = c.req.url;
+  if (!url.includes('?')) return null;
+  const isToken = async (s: string) => {
+    const t = s.replace(/^bearer\s+/i, '').trim();
+    return t !== '' && (isJwtShaped(t) || (await knows?.(t)) === true);
+  };
+  for (const [name, value] of new URL(url).searchParams) {
+    // A name that is itself a token is not repeated; any other name may be.
+    if (await isToken(name)) return 'a parameter name';
+    if (TOKEN_QUERY_NAMES.has(name.toLowerCase()) || (await isToken(value))) return `parameter ${JSON.stringify(name.slice(0, 64))}`;
+  }
+  return null;
 }

@@ -8,17 +8,18 @@ import { shareRoutes } from './shares.ts';
 import type { SessionRecord } from '../src/ports.ts';
 import type { AppDeps } from './deps.ts';
 import { requestIsSecure, requireSecureTransport } from './guards.ts';
-import { attachUrl, bearerFromHeader, hasTokenInQuery, publicOrigins } from './request.ts';
+import { attachUrl, bearerFromHeader, publicOrigins } from './request.ts';
 
 type Env = { Variables: { principal: Principal } };
 
 export function sessionRoutes(deps: AppDeps): Hono<Env> {
   const { config, store, hub, auth } = deps;
   const app = new Hono<Env>();
+  /** The session creation in progress: the per-principal cap is counted and the record stored in turn (docs/security.md, attack 8). */
+  let creating: Promise<unknown> = Promise.resolve();
 
   app.use('*', async (c, next) => {
     requireSecureTransport(c, config);
-    if (hasTokenInQuery(c)) throw new BindingError('INVALID_REQUEST', 'tokens must not travel in the URL query: use Authorization: Bearer');
     const principal = await auth.authenticate(bearerFromHeader(c), deps.clientCertificate?.(c));
     if (c.req.param('instance_id') !== config.instanceId) return c.json(restError('not_found', `unknown instance ${c.req.param('instance_id')}`), 404);
     requireScope(principal, 'pty:observe');
@@ -29,7 +30,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   const describe = (c: Context, r: SessionRecord) => ({
     session_id: r.id,
     instance_id: r.instanceId,
-    attach_url: attachUrl(publicOrigins(c, requestIsSecure(c, config)).ws, r.instanceId, r.id),
+    attach_url: attachUrl(publicOrigins(c, config, deps.localPort(c), requestIsSecure(c, config)).ws, r.instanceId, r.id),
     session_backend: r.backend,
     session_class: r.sessionClass,
     label: r.label,
@@ -60,11 +61,21 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     const body = await c.req.json().catch(() => {
       throw new BindingError('INVALID_REQUEST', 'the body must be a JSON object');
     });
+    const principal = c.get('principal');
     const rec = newSessionRecord(
-      { instanceId: config.instanceId, caps: hub.deps.sessionHost, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: c.get('principal').id, now: Date.now() },
+      { instanceId: config.instanceId, caps: hub.deps.sessionHost, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: principal.id, now: Date.now() },
       parseCreateSession(body),
     );
-    await store.createSession(rec);
+    // One creation at a time, so that concurrent requests cannot all pass the count.
+    const created = creating.then(async () => {
+      const live = (await store.listSessions(config.instanceId)).filter((r) => r.createdBy === principal.id && r.state !== 'closed').length;
+      if (live >= config.maxSessionsPerPrincipal) {
+        throw new BindingError('RATE_LIMITED', `principal ${principal.id} already has ${live} sessions that have not ended (PTY_WS_MAX_SESSIONS_PER_PRINCIPAL=${config.maxSessionsPerPrincipal}): delete some first`);
+      }
+      await store.createSession(rec);
+    });
+    creating = created.catch(() => undefined);
+    await created;
     return c.json(describe(c, rec), 201);
   });
 

@@ -42,7 +42,7 @@ export function shareRoutes(deps: AppDeps): Hono<Env> {
     });
     const { share, token } = await shares.mint(c.get('principal'), sessionId, body);
     deps.hub.deps.logger.log('info', 'audit.share_minted', { principal: c.get('principal').id, session: sessionId, share_id: share.id, scope: share.scope, expires_at: share.expiresAt });
-    const url = shareUrl(publicOrigins(c, requestIsSecure(c, config)).http, sessionId, token, share.scope);
+    const url = shareUrl(publicOrigins(c, config, deps.localPort(c), requestIsSecure(c, config)).http, sessionId, token, share.scope);
     const minted: MintedShare = { ...describe(share), token, url, session_id: sessionId };
     return c.json(minted, 201);
   });

@@ -13,11 +13,13 @@ export interface Listening {
 
 export function banner(s: Listening, config: Config): string {
   const instanceId = config.instanceId;
-  const ws = s.origin.replace(/^http/, 'ws');
+  // The URLs to hand out are the public ones when the operator named them (PTY_WS_PUBLIC_URL).
+  const origin = config.publicUrl ?? s.origin;
+  const ws = origin.replace(/^http/, 'ws');
   const lines = [`pty-ws listening on ${s.origin}`];
-  lines.push(`  web page:    ${s.origin}/${s.devToken ? `#token=${s.devToken}` : ''}`);
+  lines.push(`  web page:    ${origin}/${s.devToken ? `#token=${s.devToken}` : ''}`);
   if (s.defaultSession) lines.push(`  attach URL:  ${ws}/agents/${instanceId}/sessions/${s.defaultSession.id}/attach`);
-  lines.push(`  sessions:    ${s.origin}/agents/${instanceId}/sessions`);
+  lines.push(`  sessions:    ${origin}/agents/${instanceId}/sessions`);
   if (s.devToken) lines.push(`  dev token:   ${s.devToken}`, '               (scope pty:control; printed once, only its hash is kept; a new one each start)');
   else if (!config.auth) lines.push('  auth:        off (PTY_WS_AUTH=off): anyone who can reach this port can type into its sessions');
   else lines.push(`  auth:        bearer tokens from ${[config.tokensFile !== undefined ? 'PTY_WS_TOKENS_FILE' : '', (config.jwtSecret ?? config.jwtPublicKey ?? config.jwksUrl) !== undefined ? 'JWT' : ''].filter(Boolean).join(' and ')}`);

@@ -4,12 +4,21 @@ import * as v from 'valibot';
 
 type Env = Record<string, string | undefined>;
 
-const int = (min: number, max: number) =>
-  v.pipe(v.string(), v.regex(/^\d+$/, `an integer from ${min} to ${max}`), v.transform(Number), v.minValue(min), v.maxValue(max));
+const int = (min: number, max: number, below?: string) =>
+  v.pipe(v.string(), v.regex(/^\d+$/, `an integer from ${min} to ${max}`), v.transform(Number), v.minValue(min, below), v.maxValue(max));
+const floor = (min: number, max: number) => int(min, max, `at least ${min}, the replay floor of pty-ws-v1 §8.2 (docs/security.md)`);
 const bool01 = v.pipe(v.picklist(['0', '1', 'true', 'false']), v.transform((s) => s === '1' || s === 'true'));
 const onOff = v.pipe(v.picklist(['on', 'off']), v.transform((s) => s === 'on'));
 const str = v.string();
 const optStr = v.optional(v.string());
+/** An http(s) origin with nothing after it: what clients are told to use (attach_url, the AgentCard). */
+const publicUrl = v.optional(
+  v.pipe(
+    v.string(),
+    v.check((s) => asOrigin(s) !== null, 'an http:// or https:// origin such as https://pty.example.com'),
+    v.transform((s) => asOrigin(s)!),
+  ),
+);
 const url = v.pipe(v.string(), v.regex(/^(file:|libsql:\/\/|https?:\/\/|wss?:\/\/)/, 'a file:, libsql://, http(s):// or ws(s):// URL'));
 const logLevel = v.picklist(['debug', 'info', 'warn', 'error']);
 /** `*`, or comma-separated origins (`https://app.example.com`), normalised the way browsers send them. */
@@ -21,6 +30,14 @@ const originList = v.optional(
     v.transform((list) => list.map((o) => (o === '*' ? o : asOrigin(o)!))),
   ),
 );
+
+/**
+ * The replay floor of pty-ws-v1 §8.2 (docs/security.md, attack 7): the larger of 1000 frames and
+ * 24 hours must stay replayable, so neither may be configured lower. Tests that need a short log
+ * set the Config fields in code (test/helpers/server.ts `overrides`); production refuses even that.
+ */
+export const MIN_REPLAY_FRAMES = 1000;
+export const MIN_REPLAY_SECONDS = 86_400;
 
 interface Setting {
   env: string;
@@ -65,6 +82,13 @@ const SETTINGS = {
   tlsCert: { env: 'PTY_WS_TLS_CERT', default: () => undefined, schema: optStr, help: 'serve https/wss with this certificate file' },
   tlsKey: { env: 'PTY_WS_TLS_KEY', default: () => undefined, schema: optStr, help: 'private key file for PTY_WS_TLS_CERT' },
   tlsClientCa: { env: 'PTY_WS_TLS_CLIENT_CA', default: () => undefined, schema: optStr, help: 'mTLS: accept client certificates issued by this CA (PEM file); CN = principal, OU = scopes' },
+  allowPlaintext: {
+    env: 'PTY_WS_ALLOW_PLAINTEXT',
+    default: '0',
+    schema: bool01,
+    help: '1 = serve plain http/ws on a non-loopback PTY_WS_HOST (tokens and terminals travel unencrypted)',
+  },
+  publicUrl: { env: 'PTY_WS_PUBLIC_URL', default: () => undefined, schema: publicUrl, help: 'the origin clients reach this server at (attach_url, AgentCard); default: the request Host if it names this server, else the bound address' },
   trustProxyTls: { env: 'PTY_WS_TRUST_PROXY_TLS', default: '0', schema: bool01, help: 'trust X-Forwarded-Proto: https from a TLS proxy' },
   allowedOrigins: { env: 'PTY_WS_ALLOWED_ORIGINS', default: () => undefined, schema: originList, help: 'browser Origins allowed to upgrade, comma-separated (* = any; default same origin)' },
   pingIntervalMs: { env: 'PTY_WS_PING_INTERVAL_MS', default: '30000', schema: int(100, 3_600_000), help: 'WebSocket Ping cadence' },
@@ -74,10 +98,16 @@ const SETTINGS = {
   maxObservers: { env: 'PTY_WS_MAX_OBSERVERS', default: '32', schema: int(0, 4096), help: 'extension param max_observers' },
   keyframeIntervalSeconds: { env: 'PTY_WS_KEYFRAME_INTERVAL_SECONDS', default: '5', schema: int(1, 86_400), help: 'extension param keyframe_interval_seconds' },
   keyframeIntervalFrames: { env: 'PTY_WS_KEYFRAME_INTERVAL_FRAMES', default: '100', schema: int(1, 1_000_000), help: 'extension param keyframe_interval_frames' },
-  replayBufferFrames: { env: 'PTY_WS_REPLAY_BUFFER_FRAMES', default: '1000', schema: int(1, 100_000_000), help: 'extension param replay_buffer_frames' },
-  replayRetentionSeconds: { env: 'PTY_WS_REPLAY_RETENTION_SECONDS', default: '86400', schema: int(1, 31_536_000), help: 'extension param replay_buffer_retention_seconds' },
+  replayBufferFrames: { env: 'PTY_WS_REPLAY_BUFFER_FRAMES', default: '1000', schema: floor(MIN_REPLAY_FRAMES, 100_000_000), help: `extension param replay_buffer_frames (at least ${MIN_REPLAY_FRAMES})` },
+  replayRetentionSeconds: {
+    env: 'PTY_WS_REPLAY_RETENTION_SECONDS',
+    default: '86400',
+    schema: floor(MIN_REPLAY_SECONDS, 31_536_000),
+    help: `extension param replay_buffer_retention_seconds (at least ${MIN_REPLAY_SECONDS})`,
+  },
   maxConnectionsPerPrincipal: { env: 'PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL', default: '16', schema: int(1, 100_000), help: 'open attaches per principal' },
   maxConnectionsPerInstance: { env: 'PTY_WS_MAX_CONNECTIONS_PER_INSTANCE', default: '256', schema: int(1, 1_000_000), help: 'open attaches per instance' },
+  maxSessionsPerPrincipal: { env: 'PTY_WS_MAX_SESSIONS_PER_PRINCIPAL', default: '64', schema: int(1, 1_000_000), help: 'sessions one principal may have that have not ended; beyond: HTTP 429' },
   ptySocket: { env: 'PTY_WS_PTY_SOCKET', default: (_e, p) => `${String(p.stateDir)}/pty-host.sock`, schema: str, help: 'PTY host Unix socket; if nothing listens, the router starts one' },
   defaultShell: {
     env: 'PTY_WS_DEFAULT_SHELL',
@@ -114,6 +144,15 @@ export interface Config extends Settings {
   maxFrameBytes: number;
   /** Upgrade attempts one principal may make per second; beyond: HTTP 429 before the upgrade. */
   upgradeAttemptsPerSecond: number;
+  /** Failed authentications (HTTP 401) one remote address may cause per window; beyond: 429 for everything it asks. */
+  authFailures: { burst: number; windowMs: number };
+  /** Frames one connection may send: a token bucket, then RATE_LIMITED; close 4429 after `strikesToClose` seconds of it. */
+  frameRate: { perSecond: number; burst: number; strikesToClose: number };
+  /** A connection must have sent its request headers within this long (node:http headersTimeout), its whole request within requestTimeoutMs. */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** TCP connections that have not yet sent a complete request; more are dropped at once. */
+  maxPendingConnections: number;
   defaultCols: number;
   defaultRows: number;
   /** Slow-consumer policy: see Member. */
@@ -130,6 +169,19 @@ export interface Config extends Settings {
  * agents reconnecting, small enough that a runaway loop is cut off at once.
  */
 export const UPGRADE_ATTEMPTS_PER_SECOND = 20;
+
+/**
+ * Failed authentications per remote address (docs/security.md, attack 8): a client with a stale
+ * token retries a few times; a guesser is cut off after the burst until the window has passed.
+ */
+export const AUTH_FAILURES = { burst: 30, windowMs: 60_000 };
+
+/**
+ * Frames per connection (docs/security.md, attack 8). A typist sends ~20 a second and a paste is
+ * one frame; the burst covers a client replaying thousands of queued frames at once (the fuzz test
+ * sends 3000). Sustained floods get one RATE_LIMITED a second, then close 4429.
+ */
+export const FRAME_RATE = { perSecond: 2_000, burst: 10_000, strikesToClose: 5 };
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -189,6 +241,11 @@ export function loadConfig(env: Env, flags: Record<string, string> = {}): Config
     ...cfg,
     maxFrameBytes: 1024 * 1024,
     upgradeAttemptsPerSecond: UPGRADE_ATTEMPTS_PER_SECOND,
+    authFailures: AUTH_FAILURES,
+    frameRate: FRAME_RATE,
+    headersTimeoutMs: 5_000,
+    requestTimeoutMs: 15_000,
+    maxPendingConnections: 128,
     defaultCols: 120,
     defaultRows: 30,
     lag: { highBytes: 16 * 1024 * 1024, lowBytes: 1024 * 1024, pollMs: 50 },

@@ -117,7 +117,7 @@ describe('client library against the server', () => {
   });
 
   it('after a cut longer than retention, REPLAY_OUT_OF_RANGE and a repainting Keyframe give the right screen', async () => {
-    server = await startTestServer({ PTY_WS_REPLAY_BUFFER_FRAMES: '1', PTY_WS_REPLAY_RETENTION_SECONDS: '1' });
+    server = await startTestServer({}, {}, { belowSpecRetention: { frames: 1, seconds: 1 } });
     proxy = await startProxy(server.port);
     const id = server.defaultSession!.id;
     const far = open(server, id, { via: proxy });

@@ -13,12 +13,10 @@ beforeAll(async () => {
       PTY_WS_MAX_OBSERVERS: '3',
       PTY_WS_KEYFRAME_INTERVAL_FRAMES: '20',
       PTY_WS_KEYFRAME_INTERVAL_SECONDS: '1',
-      PTY_WS_REPLAY_BUFFER_FRAMES: '40',
-      PTY_WS_REPLAY_RETENTION_SECONDS: '1',
     },
     {},
     // A lower slow-consumer threshold than the product's 16 MiB keeps the lag test's output small.
-    { overrides: { lag: { highBytes: 4 * 1024 * 1024, lowBytes: 256 * 1024, pollMs: 50 } } },
+    { overrides: { lag: { highBytes: 4 * 1024 * 1024, lowBytes: 256 * 1024, pollMs: 50 } }, belowSpecRetention: { frames: 40, seconds: 1 } },
   );
   token = server.devToken!;
 });

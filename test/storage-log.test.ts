@@ -25,12 +25,11 @@ const range = (from: number, to: number): number[] => Array.from({ length: to - 
  * log is committed, with the rows left and every frame the client got (all of 1..last).
  */
 async function runToEnd(command: string, retention: { frames: number; seconds: number; keyframeEvery: number }): Promise<{ rows: LogRow[]; live: Frame[]; last: Frame }> {
-  server = await startTestServer({
-    PTY_WS_REPLAY_BUFFER_FRAMES: String(retention.frames),
-    PTY_WS_REPLAY_RETENTION_SECONDS: String(retention.seconds),
-    PTY_WS_KEYFRAME_INTERVAL_FRAMES: String(retention.keyframeEvery),
-    PTY_WS_KEYFRAME_INTERVAL_SECONDS: '3600',
-  });
+  server = await startTestServer(
+    { PTY_WS_KEYFRAME_INTERVAL_FRAMES: String(retention.keyframeEvery), PTY_WS_KEYFRAME_INTERVAL_SECONDS: '3600' },
+    {},
+    { belowSpecRetention: { frames: retention.frames, seconds: retention.seconds } },
+  );
   db = createClient({ url: `file:${join(server.dir, 'pty-ws.db')}` });
   const { session_id: id } = await server.createSession({ command });
   const c = await TestClient.connect(server.attachUrl(id), { token: server.devToken });

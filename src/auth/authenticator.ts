@@ -11,6 +11,8 @@ export interface Authenticator {
    * bearer is presented); throws UNAUTHENTICATED for a missing, unknown, expired or malformed one.
    */
   authenticate(token: string | null, certificate?: ClientCertificate): Promise<Principal>;
+  /** True for a token this server issued or holds (a token map entry), whatever its state: used to spot one where it must not be. */
+  knows?(token: string): Promise<boolean>;
 }
 
 export const NO_AUTH: Authenticator = {
@@ -21,6 +23,18 @@ export const NO_AUTH: Authenticator = {
 /** Three base64url segments: the compact form of a JWS. */
 export function looksLikeJwt(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
+}
+
+/** A JWS whose first segment really is a JOSE header (`{"alg": ...}`): a JWT, not just a dotted word. */
+export function isJwtShaped(value: string): boolean {
+  if (!looksLikeJwt(value)) return false;
+  const head = value.slice(0, value.indexOf('.')).replace(/-/g, '+').replace(/_/g, '/');
+  try {
+    const header: unknown = JSON.parse(atob(head + '='.repeat((4 - (head.length % 4)) % 4)));
+    return typeof header === 'object' && header !== null && typeof (header as { alg?: unknown }).alg === 'string';
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -34,6 +48,10 @@ export class CompositeAuthenticator implements Authenticator {
     private readonly tokens: Authenticator & { lookup(token: string): Promise<unknown> },
     private readonly jwt: Authenticator,
   ) {}
+
+  async knows(token: string): Promise<boolean> {
+    return (await this.tokens.lookup(token)) !== undefined;
+  }
 
   async authenticate(token: string | null): Promise<Principal> {
     if (!token) throw new BindingError('UNAUTHENTICATED', 'a bearer token is required');

@@ -33,6 +33,10 @@ export class CertificateAuthenticator implements Authenticator {
     return this.base.enforced;
   }
 
+  knows(token: string): Promise<boolean> {
+    return this.base.knows?.(token) ?? Promise.resolve(false);
+  }
+
   authenticate(token: string | null, certificate?: ClientCertificate): Promise<Principal> {
     if (token || !certificate || !this.base.enforced) return this.base.authenticate(token);
     return Promise.resolve().then(() => certificatePrincipal(certificate, this.now()));

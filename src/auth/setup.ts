@@ -6,7 +6,7 @@ import { randomToken, sha256Hex } from '../ids.ts';
 import type { Clock, Logger } from '../ports.ts';
 import { CompositeAuthenticator, NO_AUTH, type Authenticator } from './authenticator.ts';
 import { createJwtAuthenticator, JwtConfigError, type JwtSettings } from './jwt.ts';
-import { securityProblems } from './startup-policy.ts';
+import { securityProblems, securityWarnings } from './startup-policy.ts';
 import { parseTokenMap, TokenMapAuthenticator, TokenMapError, type TokenEntry } from './token-map.ts';
 
 /** Reads a whole UTF-8 file now (the runtime's own call); throws its error (with `code`, e.g. ENOENT). */
@@ -24,6 +24,7 @@ export interface AuthSetup {
 export async function setUpAuth(config: Config, clock: Clock, logger: Logger, readText: ReadText): Promise<AuthSetup> {
   const problems = securityProblems(config);
   if (problems.length) throw new ConfigError(problems);
+  for (const w of securityWarnings(config)) logger.log('warn', w);
   const nothingToReload = async () => {
     logger.log('warn', 'token reload requested but PTY_WS_TOKENS_FILE is not set');
     return false;

@@ -91,6 +91,10 @@ export class TokenMapAuthenticator implements Authenticator {
     return p;
   }
 
+  async knows(token: string): Promise<boolean> {
+    return (await this.lookup(token)) !== undefined;
+  }
+
   /** Every entry is compared, whatever matches, so the time taken says nothing about the token. */
   async lookup(token: string): Promise<TokenEntry | undefined> {
     const digest = await sha256Hex(token);

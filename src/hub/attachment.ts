@@ -9,7 +9,9 @@ import { decodeClientFrame, describeIssue, type ClientEnvelope } from '../protoc
 import { serverFrame } from '../protocol/frames.ts';
 import { hello } from '../protocol/hello.ts';
 import * as P from '../protocol/pty-payloads.ts';
+import { foreignSessionField } from '../protocol/session-refs.ts';
 import type { ClientConnection, Logger } from '../ports.ts';
+import { FrameRateLimiter } from './frame-rate.ts';
 import type { SessionHub } from './hub.ts';
 import type { LiveSession, LogFrame } from './live-session.ts';
 import { Member } from './member.ts';
@@ -47,6 +49,7 @@ export class Attachment {
   private lastKeyframeAt = -Infinity;
   private logger: Logger;
   private keyframeScheduled = false;
+  private readonly frameRate: FrameRateLimiter;
 
   private readonly handlers: Record<string, Handler> = {
     'pty.join_session': (s, f) => this.join(s, f),
@@ -96,6 +99,7 @@ export class Attachment {
   ) {
     this.clientId = uuidv7(hub.deps.clock.now());
     this.logger = baseLogger.child({ client_id: this.clientId });
+    this.frameRate = new FrameRateLimiter(hub.deps.config.frameRate, hub.deps.clock.now());
     this.chain = this.open();
   }
 
@@ -109,6 +113,7 @@ export class Attachment {
   }
 
   onText(text: string): void {
+    if (!this.admitFrame()) return;
     const decoded = decodeClientFrame(text);
     if (!decoded.ok) {
       this.enqueue(() => this.sendError(decoded.id, decoded.error));
@@ -118,6 +123,7 @@ export class Attachment {
   }
 
   onBinary(bytes: Uint8Array): void {
+    if (!this.admitFrame()) return;
     const data = decodeInputFrame(bytes);
     this.enqueue(() => {
       if (!this.conn.binary) throw new BindingError('INVALID_REQUEST', 'binary frames need the pty-ws.v1.binary subprotocol');
@@ -181,14 +187,24 @@ export class Attachment {
       if (f.service_parameters && !this.serviceParameters) this.useServiceParameters(f.service_parameters);
       const handler = Object.hasOwn(this.handlers, f.op) ? this.handlers[f.op] : this.extraHandler(f.op);
       if (!handler) throw new BindingError('UNSUPPORTED_OPERATION', `operation "${f.op}" is not supported on this binding`, { metadata: { op: f.op } });
-      const sid = (f.payload as { session_id?: unknown }).session_id;
-      if (sid !== undefined && sid !== this.sessionId) {
-        throw new BindingError('INVALID_REQUEST', `payload.session_id ${JSON.stringify(sid)} is not this connection's session (${this.sessionId})`);
-      }
+      const foreign = foreignSessionField(f.payload, this.sessionId);
+      if (foreign) throw new BindingError('INVALID_REQUEST', `${foreign} names another session: this connection's session is ${this.sessionId}`);
       await handler(this.liveSession(), f);
     } catch (e) {
       this.fail(f.id, e);
     }
+  }
+
+  /** The frame rate limit (src/hub/frame-rate.ts): answered at once, not behind the frames queued before. */
+  private admitFrame(): boolean {
+    if (this.ended) return false;
+    const verdict = this.frameRate.take(this.hub.deps.clock.now());
+    if (verdict === 'accept') return true;
+    const { perSecond, burst } = this.hub.deps.config.frameRate;
+    const message = `too many frames: at most ${perSecond} a second (bursts of ${burst}); frames over it are dropped`;
+    if (verdict === 'warn') this.sendError(null, new BindingError('RATE_LIMITED', message));
+    if (verdict === 'close') this.fatal(null, new BindingError('RATE_LIMITED', `${message}, and this connection kept on`, { fatal: true }));
+    return false;
   }
 
   /** Cached for the connection's life (pty-ws-v1 §9); the trace id follows into every log line. */

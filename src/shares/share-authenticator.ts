@@ -30,6 +30,11 @@ export class ShareAuthenticator implements Authenticator {
     return this.base.enforced;
   }
 
+  /** Anything shaped like a share token counts, valid or not: the prefix alone says it is a credential. */
+  async knows(token: string): Promise<boolean> {
+    return token.startsWith(SHARE_TOKEN_PREFIX) || ((await this.base.knows?.(token)) ?? false);
+  }
+
   async authenticate(token: string | null, certificate?: ClientCertificate): Promise<Principal> {
     // With auth off every caller is trusted anyway; a share token then means nothing more.
     if (!this.base.enforced || !token?.startsWith(SHARE_TOKEN_PREFIX)) return this.base.authenticate(token, certificate);

@@ -28,6 +28,11 @@ export interface TestServerOptions extends Omit<StartOptions, 'logger' | 'create
   defaultSession?: boolean;
   /** Config fields that have no env var or flag. */
   overrides?: Partial<Config>;
+  /**
+   * A replay log kept shorter than pty-ws-v1 §8.2's floor (1000 frames / 24 h), which the env vars
+   * refuse: the tests of pruning need one. Set in code only; production refuses it at start.
+   */
+  belowSpecRetention?: { frames: number; seconds: number };
 }
 
 /**
@@ -42,6 +47,7 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
       { port: '0', 'state-dir': dir, ...flags },
     ),
     upgradeAttemptsPerSecond: 1000,
+    ...(opts.belowSpecRetention ? { replayBufferFrames: opts.belowSpecRetention.frames, replayRetentionSeconds: opts.belowSpecRetention.seconds } : {}),
     ...opts.overrides,
   };
   const logs: string[] = [];

@@ -54,6 +54,8 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
         return { ...wrapDenoSocket(raw, binary, metrics), dispose: () => sockets.delete(raw) };
       },
       remoteAddress: (c) => (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname,
+      // Requests arrive only once Deno.serve below has bound the port.
+      localPort: () => server.addr.port,
     },
   });
 

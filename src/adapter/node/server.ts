@@ -28,6 +28,7 @@ import type { LogCommitter, LogDatabase } from '../../../storage/log-committer.t
 import { checkWalFile } from '../../../storage/wal-check.ts';
 import { WorkerScreens } from './worker-screens.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
+import { guardPendingConnections, type RequestSeen } from './handshake-guard.ts';
 import { bundledWebAssets } from './web-assets.ts';
 import { clientCertificateOf } from './client-certificate.ts';
 
@@ -76,6 +77,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
       wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale, metrics),
       ...(tls?.requestCert ? { clientCertificate: clientCertificateOf } : {}),
       remoteAddress: (c) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.remoteAddress,
+      localPort: (c) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.localPort,
     },
   });
 
@@ -92,8 +94,22 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     },
   });
 
-  const base = { fetch: withUpgradeRefusalBodies(router.app.fetch), port: config.port, hostname: config.host, websocket: { server: wss } };
-  const server = await listen(() => (tls ? serve({ ...base, createServer: createHttpsServer, serverOptions: tls }) : serve(base))).catch(async (e: unknown) => {
+  // A request's headers, then all of it, must arrive within seconds: a silent or half-sent
+  // handshake is dropped then, not after node's 60 s + 30 s (docs/security.md, attack 8).
+  const timeouts = { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000 };
+  const refusalBodies = withUpgradeRefusalBodies(router.app.fetch);
+  let requestSeen: RequestSeen = () => undefined;
+  const fetch = (req: Request, env: { incoming: { socket: object } }) => {
+    requestSeen(env.incoming.socket);
+    return refusalBodies(req, env);
+  };
+  const base = { fetch, port: config.port, hostname: config.host, websocket: { server: wss } };
+  const start = () => {
+    const s = tls ? serve({ ...base, createServer: createHttpsServer, serverOptions: { ...tls, ...timeouts, handshakeTimeout: config.headersTimeoutMs } }) : serve({ ...base, serverOptions: timeouts });
+    requestSeen = guardPendingConnections(s, config.maxPendingConnections);
+    return s;
+  };
+  const server = await listen(start).catch(async (e: unknown) => {
     await router.stop();
     throw e;
   });
