@@ -4,10 +4,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import type { LogLevel, Logger } from '../../ports.ts';
 import { LISTENING_LINE, STOP_GRACE_MS, noHostListening, relayHostLog } from '../../../pty/client.ts';
 import { PtyHostClient, type PtyHostClientOptions } from './pty-host-client.ts';
+import { ptyHostEntry } from './package-files.ts';
 
 export interface EnsurePtyHostOptions {
   socketPath: string;
@@ -63,10 +63,9 @@ export async function ensurePtyHost(options: EnsurePtyHostOptions): Promise<PtyH
 }
 
 async function startHostProcess(socketPath: string, options: EnsurePtyHostOptions): Promise<ChildProcess> {
-  const mainPath = fileURLToPath(new URL('../../../pty/main.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', mainPath, '--socket', socketPath], {
-    // `--import tsx` resolves from the cwd, so run where this package's node_modules are.
-    cwd: path.dirname(path.dirname(mainPath)),
+  const entry = ptyHostEntry();
+  const child = spawn(process.execPath, [...entry.nodeArgs, '--socket', socketPath], {
+    cwd: entry.cwd,
     env: hostEnvironment(process.env, options.logLevel),
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group: a Ctrl-C meant for the router must not kill the sessions before
