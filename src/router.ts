@@ -14,6 +14,7 @@ import { sessionHostCaps } from './hub/session-host.ts';
 import { newSessionRecord } from './hub/session-record.ts';
 import type { HubStats, Metrics } from './metrics.ts';
 import type { Clock, Logger, PtyHost, Screen, SessionRecord, Store } from './ports.ts';
+import { confinementMismatch, type ConfinementReport } from './session-confinement.ts';
 import { taskOps } from './tasks/ops.ts';
 import { TaskService } from './tasks/task-service.ts';
 
@@ -22,6 +23,8 @@ export interface PtyHostLink {
   host: PtyHost;
   /** The backends the host reported it runs: exactly what binding_hello advertises. */
   backends: readonly string[];
+  /** How the host said it confines sessions (undefined: a host too old to say, unconfined). */
+  confinement: ConfinementReport | undefined;
   /** The connected host was started by this router (it may stop with it; see Router.stop). */
   startedHere(): boolean;
   /** The connected host's pid, or null while none is connected. */
@@ -94,6 +97,13 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
     await store.close();
     throw e;
   });
+
+  const mismatch = confinementMismatch(config, ptyHost.confinement);
+  if (mismatch) {
+    await ptyHost.stop();
+    await store.close();
+    throw new Error(mismatch);
+  }
 
   // binding_hello advertises exactly what this host reported it can run.
   const sessionHost = sessionHostCaps(ptyHost.backends);

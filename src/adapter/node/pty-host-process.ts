@@ -15,6 +15,8 @@ export interface EnsurePtyHostOptions {
   logger?: Logger;
   /** The log level of a host this call starts (default: its own default, info). */
   logLevel?: LogLevel;
+  /** Extra command-line flags for a host this call starts. */
+  hostFlags?: readonly string[];
   /** How long a started host may take to print its listening line. Default 15 s. */
   startTimeoutMs?: number;
   client?: Omit<PtyHostClientOptions, 'logger'>;
@@ -64,7 +66,7 @@ export async function ensurePtyHost(options: EnsurePtyHostOptions): Promise<PtyH
 
 async function startHostProcess(socketPath: string, options: EnsurePtyHostOptions): Promise<ChildProcess> {
   const entry = ptyHostEntry();
-  const child = spawn(process.execPath, [...entry.nodeArgs, '--socket', socketPath], {
+  const child = spawn(process.execPath, [...entry.nodeArgs, '--socket', socketPath, ...(options.hostFlags ?? [])], {
     cwd: entry.cwd,
     env: hostEnvironment(process.env, options.logLevel),
     stdio: ['ignore', 'pipe', 'pipe'],
