@@ -32,8 +32,6 @@ async function build(): Promise<void> {
     platform: 'node',
     target: 'node20',
     packages: 'external',
-    // Every output may be an entry run by path; the shebang makes cli.js the package's bin.
-    banner: { js: '#!/usr/bin/env node' },
     logLevel: 'warning',
   });
   await esbuild.build({ ...webBuildOptions(), outdir: `${dist}/web`, write: true, logLevel: 'warning' });

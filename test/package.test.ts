@@ -1,7 +1,7 @@
 // The package as a user gets it (README "Install"): `npm pack`, `npm install --global` of the
 // tarball into an empty prefix, then the installed `pty-ws` serves, its CLI creates a session and
 // attaches to it in a real terminal (tmux), and what is typed there runs. The tarball holds the
-// compiled dist/ only: no tests, benchmarks or TypeScript sources. Packing and installing take
+// compiled dist/ and the bin only: no tests, benchmarks or TypeScript sources. Packing and installing take
 // ~35 s here, most of it node-pty compiling; the rest ~10 s.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -53,10 +53,10 @@ function start(args: string[]): { proc: ChildProcess; stdout: () => string; stde
 const cli = async (...args: string[]) => (await run(pkg.bin, args, { cwd: pkg.dir, env: userEnv() })).stdout;
 
 describe('the packed package', () => {
-  it('ships the compiled dist/ and nothing else: no tests, benchmarks or TypeScript', () => {
+  it('ships the bin and the compiled dist/, nothing else: no tests, benchmarks or TypeScript', () => {
     const migrations = readdirSync(join(ROOT, 'storage/migrations')).filter((f) => f.endsWith('.sql'));
-    expect(pkg.files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/cli.js', 'dist/pty-host.js', 'dist/screen-worker.js', 'dist/log-commit-worker.js', 'dist/web/terminal.js', 'dist/web/terminal.css', 'dist/migrations/meta/_journal.json', ...migrations.map((f) => `dist/migrations/${f}`)]));
-    for (const f of pkg.files) expect(f).toMatch(/^(package\.json|README\.md|dist\/[\w/-]+\.(js|css|sql|json))$/);
+    expect(pkg.files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'bin/pty-ws.js', 'dist/cli.js', 'dist/pty-host.js', 'dist/screen-worker.js', 'dist/log-commit-worker.js', 'dist/web/terminal.js', 'dist/web/terminal.css', 'dist/migrations/meta/_journal.json', ...migrations.map((f) => `dist/migrations/${f}`)]));
+    for (const f of pkg.files) expect(f).toMatch(/^(package\.json|README\.md|bin\/pty-ws\.js|dist\/[\w/-]+\.(js|css|sql|json))$/);
     // The installed files name nothing of the checkout they were built in.
     const installed = readdirSync(pkg.packageDir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && !e.parentPath.includes('node_modules'));
     for (const e of installed) expect(readFileSync(join(e.parentPath, e.name), 'utf8'), relative(pkg.packageDir, join(e.parentPath, e.name))).not.toContain(ROOT.replace(/\/$/, ''));
