@@ -4,6 +4,7 @@ import { coversSession, hasScope, type Principal, type Scope } from '../src/auth
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import { newSessionRecord, parseCreateSession } from '../src/hub/session-record.ts';
 import { recordingResponse } from './recording.ts';
+import { shareRoutes } from './shares.ts';
 import type { SessionRecord } from '../src/ports.ts';
 import type { AppDeps } from './deps.ts';
 import { requestIsSecure, requireSecureTransport } from './guards.ts';
@@ -18,7 +19,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   app.use('*', async (c, next) => {
     requireSecureTransport(c, config);
     if (hasTokenInQuery(c)) throw new BindingError('INVALID_REQUEST', 'tokens must not travel in the URL query: use Authorization: Bearer');
-    const principal = await auth.authenticate(bearerFromHeader(c));
+    const principal = await auth.authenticate(bearerFromHeader(c), deps.clientCertificate?.(c));
     if (c.req.param('instance_id') !== config.instanceId) return c.json(restError('not_found', `unknown instance ${c.req.param('instance_id')}`), 404);
     requireScope(principal, 'pty:observe');
     c.set('principal', principal);
@@ -105,6 +106,8 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     // 202 while a process is being signalled; 200 when it is over (never started, or already ended).
     return c.json({ session_id: rec.id, terminated: outcome !== null, state: outcome ?? rec.state }, outcome === 'closing' ? 202 : 200);
   });
+
+  app.route('/:session_id/shares', shareRoutes(deps));
 
   app.onError((e, c) => {
     const err = toBindingError(e);

@@ -5,6 +5,7 @@ import type { Hono } from 'hono';
 import { createApp } from '../routes/app.ts';
 import type { AppDeps } from '../routes/deps.ts';
 import type { LogCommitter, LogDatabase } from '../storage/log-committer.ts';
+import { A2aControlPlane } from './a2a/control-plane.ts';
 import { openStore } from '../storage/open.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import type { Listening } from './banner.ts';
@@ -15,6 +16,9 @@ import { newSessionRecord } from './hub/session-record.ts';
 import type { HubStats, Metrics } from './metrics.ts';
 import type { Clock, Logger, PtyHost, Screen, SessionRecord, Store } from './ports.ts';
 import { confinementMismatch, type ConfinementReport } from './session-confinement.ts';
+import { CertificateAuthenticator } from './auth/client-certificate.ts';
+import { ShareAuthenticator } from './shares/share-authenticator.ts';
+import { ShareService } from './shares/share-service.ts';
 import { taskOps } from './tasks/ops.ts';
 import { TaskService } from './tasks/task-service.ts';
 
@@ -62,7 +66,7 @@ export interface RouterRuntime {
 }
 
 /** What the router itself gives the app. */
-type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'ready' | 'renderMetrics';
+type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'shares' | 'a2a' | 'ready' | 'renderMetrics';
 
 export interface Router {
   app: Hono;
@@ -133,12 +137,18 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
     throw e;
   }
 
+  // Share links are bearers too, for every route and the upgrade (docs/sharing.md).
+  // A client certificate (mTLS) names the caller when no bearer is presented.
+  const auth = new CertificateAuthenticator(new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId), () => clock.now());
+  const shares = new ShareService({ store: store.shares, clock, instanceId: config.instanceId, endConnections: (id, message) => hub.endConnections(id, message) });
   const app = createApp({
     ...runtime.app,
     config,
     store,
     hub,
-    auth: runtime.auth,
+    auth,
+    shares,
+    a2a: new A2aControlPlane({ config, store, hub, clock, taskStore: store.tasks, tasks }),
     ready: async () => {
       const problems: string[] = [];
       await store.lastSequence('readyz').catch((e: unknown) => problems.push(`database: ${String(e)}`));

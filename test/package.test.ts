@@ -65,7 +65,7 @@ describe('the packed package', () => {
   it('prints its version and a help listing every command', async () => {
     expect((await cli('--version')).trim()).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
     const help = await cli('--help');
-    for (const command of ['start', 'serve', 'pty-host', 'attach', 'sessions']) expect(help).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    for (const command of ['start', 'serve', 'pty-host', 'attach', 'sessions', 'share']) expect(help).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
   });
 
   it('serves; its CLI creates a session, attaches in a terminal and runs what is typed', async () => {

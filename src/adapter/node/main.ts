@@ -1,4 +1,4 @@
-// The `pty-ws` command line: a table of commands (start, serve, pty-host, attach, sessions), each
+// The `pty-ws` command line: a table of commands (start, serve, pty-host, attach, sessions, share), each
 // with its help entry; `pty-ws --help` lists them all and `pty-ws --version` prints the package's.
 import pkg from '../../../package.json' with { type: 'json' };
 import { banner } from '../../banner.ts';
@@ -41,6 +41,11 @@ const COMMANDS: Record<string, Command> = {
   sessions: {
     synopsis: 'sessions list|create|delete',
     help: ['the REST control plane (pty-ws sessions --help)'],
+    run: (argv) => clientCommand(argv, usage()),
+  },
+  share: {
+    synopsis: 'share <session-id> [--control] [--expires 2h] [--label L] | --list | --revoke ID',
+    help: ['share links: a page URL that watches (or, with --control, types in) one session'],
     run: (argv) => clientCommand(argv, usage()),
   },
 };
