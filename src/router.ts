@@ -162,7 +162,11 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
     renderMetrics: async () => metrics.render(await hub.stats()),
   });
 
+  // `start` again on the same state: the default session nobody has started yet is reused, so
+  // restarts do not pile up unstarted "default" sessions.
   const createDefaultSession = async () => {
+    const unstarted = (await store.listSessions(config.instanceId)).find((r) => r.state === 'created' && r.createdBy === null && r.label === 'default');
+    if (unstarted) return unstarted;
     const record = newSessionRecord(
       { instanceId: config.instanceId, caps: sessionHost, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: null, now: clock.now() },
       { label: 'default' },
