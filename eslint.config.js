@@ -14,7 +14,7 @@ const portable = 'The portable core imports no Node-only API: put this in src/ad
 const deno = 'The Deno adapter uses Deno APIs, not Node ones.';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.pty-ws/**', '.deno/**', 'storage/migrations/**', 'bench/results/**'] },
+  { ignores: ['node_modules/**', 'dist/**', '.pty-ws/**', '.deno/**', 'storage/migrations/**', 'bench/results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,11 +1,12 @@
 // `npm run bench`: figures from the real server, PTY host and libSQL file on loopback, each next to a
 // baseline measured in the same run. Prints a table and writes bench/results/<time>.json.
 // Knobs: BENCH_MB (payload size, default 200), BENCH_RUNS (default 3), BENCH_SESSIONS (default 1000),
-// BENCH_ONLY (comma list of figures: throughput,latency,fanout,replay,scale).
+// BENCH_ONLY (comma list of figures: throughput,latency,fanout,replay,scale,coldstart).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { coldStart } from './figures/cold-start.ts';
 import { fanOut } from './figures/fanout.ts';
 import { nodePtyEcho, relayEcho, serverEcho } from './figures/latency.ts';
 import { replay } from './figures/replay.ts';
@@ -18,7 +19,7 @@ import type { Spread } from './lib/stats.ts';
 const MB = Number(process.env.BENCH_MB ?? 200);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'throughput,latency,fanout,replay,scale').split(','));
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'throughput,latency,fanout,replay,scale,coldstart').split(','));
 const LIMITS = { PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '100000', PTY_WS_MAX_CONNECTIONS_PER_INSTANCE: '100000', PTY_WS_MAX_SESSIONS_PER_PRINCIPAL: '100000', PTY_WS_MAX_OBSERVERS: '200' };
 
 interface Row {
@@ -152,6 +153,14 @@ async function main(): Promise<void> {
       } finally {
         await server.stop();
       }
+    }
+    if (ONLY.has('coldstart')) {
+      console.log(`figure 7: cold start, sources vs the packed install, ${RUNS * 3} runs each …`);
+      const c = await coldStart(RUNS * 3);
+      results.coldStart = c;
+      row('7 cold start, pty-ws serve (spawn → listening, PTY host included)', sp(c.serve.packed, 'ms', (n) => n.toFixed(0)), `${sp(c.serve.sources, 'ms', (n) => n.toFixed(0))} (sources, tsx)`, c.serve.packed.median / c.serve.sources.median, '', null);
+      row('7 cold start, PTY host (spawn → listening)', sp(c.ptyHost.packed, 'ms', (n) => n.toFixed(0)), `${sp(c.ptyHost.sources, 'ms', (n) => n.toFixed(0))} (sources, tsx)`, c.ptyHost.packed.median / c.ptyHost.sources.median, '', null);
+      row('7 npm pack + npm install --global of the tarball', `${(c.packMs / 1000).toFixed(1)} s + ${(c.installMs / 1000).toFixed(1)} s`, '', null, '', null);
     }
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -1,52 +1,104 @@
-// The `pty-ws` command line: start (router + default session), serve (router), pty-host.
+// The `pty-ws` command line: a table of commands (start, serve, pty-host, attach, sessions, share), each
+// with its help entry; `pty-ws --help` lists them all and `pty-ws --version` prints the package's.
+import pkg from '../../../package.json' with { type: 'json' };
 import { banner } from '../../banner.ts';
 import { ConfigError, loadConfig, parseArgs, settingsHelp, type Config } from '../../config.ts';
 import { startServer, type RunningServer } from './server.ts';
 import { clientCommand } from './cli/client-commands.ts';
 
-const USAGE = `usage: pty-ws <command> [--flag value ...]
+interface Command {
+  /** The command with its arguments, as --help shows it. */
+  synopsis: string;
+  /** What it does, one string per help line. */
+  help: string[];
+  /** The exit status, or -1 while it keeps running (a server). */
+  run(argv: string[]): Promise<number>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  start: {
+    synopsis: 'start',
+    help: ['run the router with a default native session, print its URLs and a dev token (npm start)'],
+    run: (argv) => runServer(argv, true),
+  },
+  serve: { synopsis: 'serve', help: ['run the router only'], run: (argv) => runServer(argv, false) },
+  'pty-host': {
+    synopsis: 'pty-host',
+    help: ['run the PTY host process on its own (--socket <path>)'],
+    async run(argv) {
+      if (parseArgs(argv).help) return printUsage(true);
+      // The host parses its own flags from process.argv.
+      process.argv.splice(2, 1);
+      await import('../../../pty/main.ts');
+      return -1;
+    },
+  },
+  attach: {
+    synopsis: 'attach <attach-url | session-id> [--token T] [--observe] [--binary] [--label L]',
+    help: ['attach this terminal to a session (detach: Ctrl-] then d); the token may come', 'from PTY_WS_TOKEN; exits with the session process\'s exit status'],
+    run: (argv) => clientCommand(argv, usage()),
+  },
+  sessions: {
+    synopsis: 'sessions list|create|delete',
+    help: ['the REST control plane (pty-ws sessions --help)'],
+    run: (argv) => clientCommand(argv, usage()),
+  },
+  share: {
+    synopsis: 'share <session-id> [--control] [--expires 2h] [--label L] | --list | --revoke ID',
+    help: ['share links: a page URL that watches (or, with --control, types in) one session'],
+    run: (argv) => clientCommand(argv, usage()),
+  },
+};
+
+function usage(): string {
+  const entry = ({ synopsis, help }: Command) => {
+    const indent = ' '.repeat(14);
+    const first = synopsis.length < 12 ? `  ${synopsis.padEnd(12)}${help[0]}` : `  ${synopsis}\n${indent}${help[0]}`;
+    return [first, ...help.slice(1).map((line) => `${indent}${line}`)].join('\n');
+  };
+  return `usage: pty-ws <command> [--flag value ...]
+       pty-ws --version
 
 commands:
-  start       run the router with a default native session, print its URLs and a dev token (npm start)
-  serve       run the router only
-  pty-host    run the PTY host process on its own (--socket <path>)
-  attach <attach-url | session-id> [--token T] [--observe] [--binary] [--label L]
-              attach this terminal to a session (detach: Ctrl-] then d); the token may come
-              from PTY_WS_TOKEN; exits with the session process's exit status
-  sessions list|create|delete
-              the REST control plane (pty-ws sessions --help)
-  share <session-id> [--control] [--expires 2h] [--label L] | --list | --revoke ID
-              share links: a page URL that watches (or, with --control, types in) one session
+${Object.values(COMMANDS).map(entry).join('\n')}
 
 settings (each env var also has the --flag shown):
 ${settingsHelp()}
 `;
+}
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === '--version' || argv[0] === '-v') {
+    process.stdout.write(`${pkg.version}\n`);
+    return 0;
+  }
   const args = parseArgs(argv);
-  if (args.help || !args.command) {
-    process.stdout.write(USAGE);
-    return args.command || args.help ? 0 : 2;
-  }
-  if (args.command === 'pty-host') {
-    // The host parses its own flags from process.argv.
-    process.argv.splice(2, 1);
-    await import('../../../pty/main.ts');
-    return -1;
-  }
-  if (args.command === 'attach' || args.command === 'sessions' || args.command === 'share') return clientCommand(argv, USAGE);
-  if (args.command !== 'start' && args.command !== 'serve') {
-    process.stderr.write(`pty-ws: unknown command "${args.command}"\n\n${USAGE}`);
+  if (!args.command) return printUsage(args.help);
+  const command = Object.hasOwn(COMMANDS, args.command) ? COMMANDS[args.command] : undefined;
+  if (!command) {
+    process.stderr.write(`pty-ws: unknown command "${args.command}"\n\n${usage()}`);
     return 2;
   }
+  // Each command answers its own --help (`sessions` has a usage of its own).
+  return command.run(argv);
+}
 
+function printUsage(asked: boolean): number {
+  process.stdout.write(usage());
+  return asked ? 0 : 2;
+}
+
+/** `start` and `serve`: the router (with a default session for `start`) until SIGINT or SIGTERM. */
+async function runServer(argv: string[], createDefaultSession: boolean): Promise<number> {
+  const args = parseArgs(argv);
+  if (args.help) return printUsage(true);
   let config: Config;
   let server: RunningServer;
   try {
     config = loadConfig(process.env, args.flags);
     // Settings that are each valid but unusable together (or files that are broken) surface here.
     server = await startServer(config, {
-      createDefaultSession: args.command === 'start',
+      createDefaultSession,
       onFatal: (e) => {
         process.stderr.write(`pty-ws: ${e.message}\n`);
         process.exit(1);

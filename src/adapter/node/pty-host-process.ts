@@ -1,12 +1,12 @@
 // The PTY host's runtime calls on Node (the logic: src/pty-host/launcher.ts): connect over
-// node:net, start `pty/main.ts` with this Node and tsx.
+// node:net, start the host's entry (package-files.ts: `pty/main.ts` with tsx, or the bundle).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { ensurePtyHost as ensure, type EnsurePtyHostOptions, type PtyHostHandle, type PtyHostRuntime } from '../../pty-host/launcher.ts';
 import { PtyHostClient } from './pty-host-client.ts';
+import { ptyHostEntry } from './package-files.ts';
 
 export type { EnsurePtyHostOptions };
 /** A handle of a host reached from Node: `child` is the host process when this router started it. */
@@ -16,10 +16,9 @@ export const nodePtyHostRuntime: PtyHostRuntime<ChildProcess> = {
   connect: (socketPath, options) => PtyHostClient.connect(socketPath, options),
   environment: () => process.env,
   spawnHost({ socketPath, flags, env, stdout, stderr }) {
-    const mainPath = fileURLToPath(new URL('../../../pty/main.ts', import.meta.url));
-    const child = spawn(process.execPath, ['--import', 'tsx', mainPath, '--socket', socketPath, ...flags], {
-      // `--import tsx` resolves from the cwd, so run where this package's node_modules are.
-      cwd: path.dirname(path.dirname(mainPath)),
+    const entry = ptyHostEntry();
+    const child = spawn(process.execPath, [...entry.nodeArgs, '--socket', socketPath, ...flags], {
+      cwd: entry.cwd,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,

@@ -5,6 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../ports.ts';
 import type { LogCommitter, LogDatabase, LogStatement } from '../../../storage/log-committer.ts';
+import { workerEntry } from './package-files.ts';
 
 export type ToLogWorker = { t: 'commit'; id: number; statements: LogStatement[] } | { t: 'close' };
 
@@ -39,11 +40,9 @@ interface Pending {
   reject(err: Error): void;
 }
 
-const BOOT = new URL('./log-commit-worker-boot.mjs', import.meta.url);
-
 /** A thread running log-commit-worker.ts against `db`. */
 export function logCommitWorker(db: LogDatabase): Worker {
-  return new Worker(BOOT, { workerData: db });
+  return new Worker(workerEntry('log-commit-worker'), { workerData: db });
 }
 
 /**

@@ -3,6 +3,7 @@
 // cap the output path; here it lags and catches up, and a snapshot waits for it.
 import { Worker } from 'node:worker_threads';
 import type { Logger, Screen, ScreenSnapshot } from '../../ports.ts';
+import { workerEntry } from './package-files.ts';
 
 export type ToWorker =
   | { t: 'create'; id: number; cols: number; rows: number }
@@ -27,7 +28,7 @@ export class WorkerScreens {
   private readonly backlog = new Map<number, { pending: number; onParsed: ((bytes: number) => void) | undefined }>();
 
   constructor(private readonly logger: Logger) {
-    this.worker = new Worker(new URL('./screen-worker-boot.mjs', import.meta.url));
+    this.worker = new Worker(workerEntry('screen-worker'));
     this.worker.unref();
     this.worker.on('message', (m: FromWorker) => this.onMessage(m));
     this.worker.on('error', (e) => {
