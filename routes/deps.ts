@@ -4,7 +4,12 @@ import type { Authenticator } from '../src/auth/authenticator.ts';
 import type { Config } from '../src/config.ts';
 import type { SessionHub } from '../src/hub/hub.ts';
 import type { ClientConnection, Store } from '../src/ports.ts';
-import type { WebAssets } from './web-page.ts';
+
+/** The web terminal's bundled files by name (`terminal.js`, `terminal.css`), from the runtime adapter. */
+export interface WebAssets {
+  /** Resolves with the file, or undefined when there is no such asset; rejects when the bundle cannot be built. */
+  get(name: string): Promise<{ body: Uint8Array; contentType: string } | undefined>;
+}
 
 /** What the routes need; each runtime adapter supplies its own WebSocket upgrade and socket wrapper. */
 export interface AppDeps {

@@ -1,10 +1,11 @@
-// REST control plane for sessions (INTERFACE.md, HTTP routes).
+// REST control plane for sessions (docs/protocol.md §10); every body is typed by its schema in src/protocol/session-info.ts.
 import { Hono, type Context } from 'hono';
 import { coversSession, hasScope, type Principal, type Scope } from '../src/auth/principal.ts';
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import { newSessionRecord, parseCreateSession } from '../src/hub/session-record.ts';
 import { recordingResponse } from './recording.ts';
 import type { SessionRecord } from '../src/ports.ts';
+import type { SessionInfo, SessionList, SessionTerminated } from '../src/protocol/session-info.ts';
 import type { AppDeps } from './deps.ts';
 import { requestIsSecure, requireSecureTransport } from './guards.ts';
 import { attachUrl, bearerFromHeader, hasTokenInQuery, publicOrigins } from './request.ts';
@@ -25,7 +26,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     await next();
   });
 
-  const describe = (c: Context, r: SessionRecord) => ({
+  const describe = (c: Context, r: SessionRecord): SessionInfo => ({
     session_id: r.id,
     instance_id: r.instanceId,
     attach_url: attachUrl(publicOrigins(c, requestIsSecure(c, config)).ws, r.instanceId, r.id),
@@ -37,8 +38,9 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     cwd: r.cwd,
     terminal_size: { cols: r.cols, rows: r.rows },
     state: r.state,
-    // A running session's process cannot be vouched for while the PTY host is unreachable.
-    ...(r.state === 'running' && !hub.ptyHostReachable ? { pty_host: 'unreachable' } : {}),
+    // A running session's process cannot be vouched for while the PTY host is unreachable
+    // (undefined is left out of the JSON body).
+    pty_host: r.state === 'running' && !hub.ptyHostReachable ? 'unreachable' : undefined,
     created_at: r.createdAt,
     closed_at: r.closedAt,
     exit_code: r.exitCode,
@@ -70,7 +72,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   app.get('/', async (c) => {
     const principal = c.get('principal');
     const list = (await store.listSessions(config.instanceId)).filter((r) => coversSession(principal, r.id));
-    return c.json({ sessions: list.map((r) => describe(c, r)) });
+    return c.json({ sessions: list.map((r) => describe(c, r)) } satisfies SessionList);
   });
 
   app.get('/:session_id', async (c) => {
@@ -83,7 +85,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
       ...describe(c, live?.latestRecord ?? rec),
       current_sequence: live?.currentSequence ?? (await store.lastSequence(rec.id)),
       membership: live?.membership() ?? { controllers: [], observers: [] },
-    });
+    } satisfies SessionInfo);
   });
 
   // Scoped like replay: the same scope and session lookup as reading the session.
@@ -102,7 +104,8 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
       throw new BindingError('PERMISSION_DENIED', 'terminating a session needs pty:admin or being its creator');
     }
     const killed = await hub.kill(rec.id);
-    return c.json({ session_id: rec.id, terminated: killed, state: killed ? 'closing' : rec.state }, killed ? 202 : 200);
+    const body: SessionTerminated = { session_id: rec.id, terminated: killed, state: killed ? 'closing' : rec.state };
+    return c.json(body, killed ? 202 : 200);
   });
 
   app.onError((e, c) => {

@@ -1,4 +1,5 @@
 // One table for every binding error code: A2A error, HTTP status, close code, retryability.
+import type { ErrorFramePayload } from './protocol/server-payloads.ts';
 
 export type BindingCode =
   | 'TASK_NOT_FOUND'
@@ -55,7 +56,7 @@ export class BindingError extends Error {
   readonly code: BindingCode;
   readonly metadata: Record<string, string>;
   /** Extra, code-specific fields placed in the Error frame's payload. */
-  readonly extra: Record<string, unknown>;
+  readonly extra: ErrorExtra;
   readonly fatal: boolean;
   /** The close code when fatal: the table's, unless the situation names a more exact one (e.g. 4404). */
   readonly closeCode: number;
@@ -65,7 +66,7 @@ export class BindingError extends Error {
   constructor(
     code: BindingCode,
     message: string,
-    opts: { metadata?: Record<string, string>; extra?: Record<string, unknown>; fatal?: boolean; closeCode?: number; a2a?: A2AErrorKind } = {},
+    opts: { metadata?: Record<string, string>; extra?: ErrorExtra; fatal?: boolean; closeCode?: number; a2a?: A2AErrorKind } = {},
   ) {
     super(message);
     this.name = 'BindingError';
@@ -104,15 +105,10 @@ export function a2aError(code: BindingCode, message: string, metadata: Record<st
   };
 }
 
-export interface ErrorPayload {
-  code: string;
-  message: string;
-  retryable: boolean;
-  a2a_error: A2AError;
-  [extra: string]: unknown;
-}
+/** The Error frame's code-specific fields (docs/protocol.md §7). */
+export type ErrorExtra = Partial<Pick<ErrorFramePayload, 'reason' | 'oldest_retained_sequence' | 'current_sequence'>>;
 
-export function errorPayload(err: BindingError): ErrorPayload {
+export function errorPayload(err: BindingError): ErrorFramePayload & { retryable: boolean; a2a_error: A2AError } {
   return {
     ...err.extra,
     code: err.code,

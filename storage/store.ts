@@ -1,15 +1,13 @@
-import type { Client, InValue, ResultSet } from '@libsql/client';
+import type { InValue, ResultSet } from '@libsql/client';
 import { and, asc, desc, eq, getTableColumns, gt, lt, min, sql } from 'drizzle-orm';
-import type { LibSQLDatabase } from 'drizzle-orm/libsql';
 import type { LogEntry, Logger, LogLoss, QueueListener, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
+import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
 import { logInserts } from './log-insert.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
 import { sessionLog, sessions } from './schema.ts';
 import { LibsqlTaskStore } from './task-store.ts';
 import { WriteQueue } from './write-queue.ts';
-
-export type StoreDatabase = LibSQLDatabase & { $client: Client };
 
 export interface LibsqlStoreOptions {
   logger?: Logger;
@@ -38,9 +36,6 @@ export interface PruneOptions {
   /** Milliseconds since the epoch. */
   now: number;
 }
-
-/** A drizzle query builder: built here, run through the client so the batch is a write transaction. */
-export type BuiltQuery = { toSQL(): { sql: string; params: unknown[] } };
 
 const { currentSequence: _currentSequence, ...recordColumns } = getTableColumns(sessions);
 

@@ -6,35 +6,25 @@ import { BindingError, errorPayload, toBindingError } from '../errors.ts';
 import { base64ToBytes, uuidv7 } from '../ids.ts';
 import { decodeInputFrame } from '../protocol/binary.ts';
 import { decodeClientFrame, describeIssue, type ClientEnvelope } from '../protocol/envelope.ts';
-import { serverFrame } from '../protocol/frames.ts';
+import { serverFrame, type PayloadOf } from '../protocol/frames.ts';
 import { hello } from '../protocol/hello.ts';
 import * as P from '../protocol/pty-payloads.ts';
 import type { ClientConnection, Logger } from '../ports.ts';
-import type { SessionHub } from './hub.ts';
-import type { LiveSession, LogFrame } from './live-session.ts';
+import type { HubDeps } from './deps.ts';
+import type { LiveSession } from './live-session.ts';
 import { Member } from './member.ts';
+import { helloSessionHost } from './session-host.ts';
 
 type Handler = (s: LiveSession, f: ClientEnvelope) => Promise<void> | void;
 
-/** What an operation handler registered from outside the hub (e.g. the A2A task ops) gets to work with. */
-export interface OpContext {
-  session: LiveSession;
-  frame: ClientEnvelope;
-  principal: Principal;
-  clientId: string;
-  /** Cached from the first frame, replaced by UpdateServiceParameters (pty-ws-v1 §9); always the current value. */
-  readonly serviceParameters: Record<string, unknown> | undefined;
-  /** Validates the frame's payload, or throws INVALID_REQUEST naming the first problem. */
-  payload<T extends v.GenericSchema>(schema: T): v.InferOutput<T>;
-  /** Sends a unicast frame on this connection, echoing `id`. */
-  reply(op: string, payload: unknown, id?: string): void;
-  /** Delivers a log frame addressed to this connection, in sequence order (through its Member once joined). */
-  sendLog(frame: LogFrame): void;
-  /** Runs once when this connection ends. */
-  onClose(listener: () => void): void;
+/** What an attachment needs of the hub that made it. */
+export interface AttachmentHost {
+  readonly deps: HubDeps;
+  session(sessionId: string): Promise<LiveSession | undefined>;
+  /** The A2A core operations registered on the hub: what binding_hello advertises. */
+  supportedOperations(): string[];
+  mayControl(p: Principal): boolean;
 }
-
-export type OpHandler = (ctx: OpContext) => Promise<void> | void;
 
 export class Attachment {
   readonly clientId: string;
@@ -88,7 +78,7 @@ export class Attachment {
   };
 
   constructor(
-    private readonly hub: SessionHub,
+    private readonly hub: AttachmentHost,
     private readonly sessionId: string,
     private readonly conn: ClientConnection,
     private readonly principal: Principal,
@@ -154,7 +144,7 @@ export class Attachment {
       supportedOperations: this.hub.supportedOperations(),
       sessionId: this.sessionId,
       currentSequence: s.currentSequence,
-      sessionHost: this.hub.deps.sessionHost,
+      sessionHost: helloSessionHost(this.hub.deps.sessionHost),
       binary: this.conn.binary,
     });
     this.send('binding_hello', uuidv7(this.hub.deps.clock.now()), payload, s.currentSequence);
@@ -269,7 +259,7 @@ export class Attachment {
     this.onClose();
   }
 
-  private send(op: string, id: string, payload: unknown, sequence: number): void {
+  private send<Op extends string>(op: Op, id: string, payload: PayloadOf<Op>, sequence: number): void {
     this.conn.sendText(JSON.stringify(serverFrame(op, payload, sequence, this.hub.deps.clock.now(), id)));
   }
 

@@ -3,8 +3,9 @@
 import { BindingError, errorPayload } from '../errors.ts';
 import { bytesToBase64, uuidv7 } from '../ids.ts';
 import { encodeOutputFrame } from '../protocol/binary.ts';
-import { PTY_FRAME_OP, ptyPayload, serverFrame, type PtyFrameKind } from '../protocol/frames.ts';
+import { PTY_FRAME_OP, ptyFrameJson, serverFrame } from '../protocol/frames.ts';
 import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
+import type { KeyframePayload, MembershipLists, PtyFramePayload, TaskStatusUpdatePayload } from '../protocol/server-payloads.ts';
 import { SNAPSHOT_FORMAT } from '../protocol/uris.ts';
 import type { LogEntry, LogLoss, PtyExit, PtySessionInfo, Screen, ScreenFactory, ScreenSnapshot, SessionRecord } from '../ports.ts';
 import { assignRole, changeRole, type RoleDecision } from './roles.ts';
@@ -14,35 +15,12 @@ import { rebuildScreen } from './screen-rebuild.ts';
 import { buildSpawnSpec, checkJoinBackend, selectBackend, spawnError } from './session-host.ts';
 import type { HubDeps } from './deps.ts';
 import type { Member } from './member.ts';
-
-export interface LogFrame {
-  sequence: number;
-  json: string;
-  /** Raw bytes of an Output frame, for binary connections. */
-  output?: Uint8Array;
-}
+import type { CloseReason, LogFrame, LogSink, Session, SessionObserver } from './types.ts';
 
 /** Output coalesced in one event-loop turn is cut into frames of at most this size. */
 const MAX_OUTPUT_FRAME_BYTES = 64 * 1024;
 
-export type CloseReason = 'normal' | 'killed' | 'timeout' | 'instance_terminated' | 'error';
-
-/** A connection log frames can be addressed to (its Member once joined). */
-export interface LogSink {
-  sendLog(frame: LogFrame): void;
-}
-
-/** Something that follows a session's terminal without being a member of it (the task runner). */
-export interface SessionObserver {
-  /** PTY output, in log order, right after its Output frame was emitted. */
-  output?(data: Uint8Array): void;
-  /** Bytes a controller typed. */
-  input?(data: Uint8Array): void;
-  /** The process is gone; runs before the Closed frame is emitted, so frames it emits come first. */
-  ended?(exitCode: number | null, reason: CloseReason): void;
-}
-
-export class LiveSession {
+export class LiveSession implements Session {
   readonly id: string;
   private record: SessionRecord;
   private sequence: number;
@@ -126,7 +104,7 @@ export class LiveSession {
     this.deps.pty.write(this.id, data);
   }
 
-  membership(): { controllers: Array<{ client_id: string; label?: string }>; observers: Array<{ client_id: string; label?: string }> } {
+  membership(): MembershipLists {
     const list = (role: Role) =>
       [...this.members.values()].filter((m) => m.role === role).map((m) => (m.label ? { client_id: m.clientId, label: m.label } : { client_id: m.clientId }));
     return { controllers: list('controller'), observers: list('observer') };
@@ -165,11 +143,11 @@ export class LiveSession {
     member.sendUnicast(this.roleFrame(member, decision, requestId));
     this.audit(member, 'audit.attach', { role: decision.role, downgraded: decision.downgraded, reason: decision.reason, replay_from: replayFrom ?? undefined });
 
-    const joined = this.emit('MembershipChanged', this.membership());
+    const joined = this.emit({ kind: 'MembershipChanged', ...this.membership() });
     const screen = this.timedSnapshot('join', this.screen!);
     const replay = replayFrom === null || replayFrom === undefined ? null : await this.replay(member, replayFrom, joined.sequence, requestId);
     const snap = await screen;
-    member.release(replay ?? [joined], this.unicast('Keyframe', requestId, this.keyframePayload(snap), joined.sequence));
+    member.release(replay ?? [joined], this.unicast(this.keyframePayload(snap), requestId, joined.sequence));
   }
 
   /** An ended session can still be read: the frames asked for (at least its Closed), its last screen, goodbye. */
@@ -184,7 +162,7 @@ export class LiveSession {
       frames ??= (await this.deps.store.readLog(this.id, last - 1)).map((e) => ({ sequence: e.sequence, json: e.frame }));
       // A retired session's last screen comes back from the log, for this join only.
       this.screen ??= await rebuildScreen(this.deps.store, this.record, this.makeScreen);
-      const keyframe = this.unicast('Keyframe', requestId, this.keyframePayload(await this.timedSnapshot('join', this.screen)), last);
+      const keyframe = this.unicast(this.keyframePayload(await this.timedSnapshot('join', this.screen)), requestId, last);
       member.release(frames, keyframe);
       member.goodbye('session_closed');
     } finally {
@@ -226,7 +204,7 @@ export class LiveSession {
     member.dispose();
     if (!this.members.delete(member.clientId)) return;
     this.audit(member, 'audit.detach', { role: member.role, cause: 'leave_session' });
-    const frame = this.emit('MembershipChanged', this.membership());
+    const frame = this.emit({ kind: 'MembershipChanged', ...this.membership() });
     member.sendLog(frame);
   }
 
@@ -242,14 +220,14 @@ export class LiveSession {
     if (changed) this.audit(member, 'audit.role_change', { from: member.role, to: decision.role, downgraded: decision.downgraded, reason: decision.reason });
     member.role = decision.role;
     member.sendUnicast(this.roleFrame(member, decision, requestId));
-    if (changed) this.emit('MembershipChanged', this.membership());
+    if (changed) this.emit({ kind: 'MembershipChanged', ...this.membership() });
   }
 
   async keyframeFor(member: Member, requestId: string): Promise<void> {
     if (!this.screen) throw new BindingError('INVALID_REQUEST', 'the session has no screen yet: join first');
     member.hold();
     const snap = await this.timedSnapshot('request', this.screen);
-    member.release([], this.unicast('Keyframe', requestId, this.keyframePayload(snap), member.lastSequence), snap.anchor);
+    member.release([], this.unicast(this.keyframePayload(snap), requestId, member.lastSequence), snap.anchor);
   }
 
   /** A lagged member's socket drained: tell it what it lost, then repaint it (pty-extensions §5). */
@@ -258,12 +236,17 @@ export class LiveSession {
     member.hold();
     this.deps.metrics.inc('lagged_clients_total');
     const snap = await this.timedSnapshot('lag', this.screen);
-    const lagged = this.unicast('Error', uuidv7(this.deps.clock.now()), {
-      code: 'PTY_OUTPUT_LAGGED',
-      message: `this connection fell behind; Output up to sequence ${snap.anchor} was dropped for it and the next frame is a Keyframe`,
-    }, member.lastSequence);
+    const lagged = this.unicast(
+      {
+        kind: 'Error',
+        code: 'PTY_OUTPUT_LAGGED',
+        message: `this connection fell behind; Output up to sequence ${snap.anchor} was dropped for it and the next frame is a Keyframe`,
+      },
+      uuidv7(this.deps.clock.now()),
+      member.lastSequence,
+    );
     member.sendUnicast(lagged);
-    member.release([], this.unicast('Keyframe', uuidv7(this.deps.clock.now()), this.keyframePayload(snap), member.lastSequence), snap.anchor);
+    member.release([], this.unicast(this.keyframePayload(snap), uuidv7(this.deps.clock.now()), member.lastSequence), snap.anchor);
   }
 
   /**
@@ -297,7 +280,7 @@ export class LiveSession {
     this.requireHost();
     this.deps.pty.resize(this.id, cols, rows);
     this.events.event(() => {
-      const frame = this.emit('Resize', { cols, rows });
+      const frame = this.emit({ kind: 'Resize', cols, rows });
       this.screen?.resize(cols, rows, frame.sequence);
     });
     this.record = { ...this.record, cols, rows };
@@ -361,7 +344,7 @@ export class LiveSession {
     member.dispose();
     if (!this.members.delete(member.clientId)) return;
     this.audit(member, 'audit.detach', { role: member.role, cause: 'disconnect' });
-    this.emit('MembershipChanged', this.membership());
+    this.emit({ kind: 'MembershipChanged', ...this.membership() });
   }
 
   // ------------------------------------------------------------------ internals
@@ -399,7 +382,7 @@ export class LiveSession {
     this.cadence.stop();
     for (const o of this.observers) o.ended?.(exitCode, reason);
     this.observers.clear();
-    this.emit('Closed', detail ? { exit_code: exitCode, reason, detail } : { exit_code: exitCode, reason });
+    this.emit(detail ? { kind: 'Closed', exit_code: exitCode, reason, detail } : { kind: 'Closed', exit_code: exitCode, reason });
     const closedAt = new Date(this.deps.clock.now()).toISOString();
     this.record = { ...this.record, state: 'closed', exitCode, closeReason: reason, closedAt };
     void this.persist({ state: 'closed', exitCode, closeReason: reason, closedAt }).then(() => {
@@ -421,7 +404,7 @@ export class LiveSession {
   private emitOutput(data: Uint8Array): void {
     if (this.ended) return;
     this.deps.metrics.inc('pty_output_bytes_total', {}, data.byteLength);
-    const frame = this.emit('Output', { stream: 'stdout', data: bytesToBase64(data) }, data);
+    const frame = this.emit({ kind: 'Output', stream: 'stdout', data: bytesToBase64(data) }, data);
     this.screen?.write(data, frame.sequence);
     this.cadence.onOutput();
   }
@@ -439,7 +422,7 @@ export class LiveSession {
     this.timedSnapshot('periodic', screen, true).then(
       (snap) => {
         this.cutting = false;
-        if (!this.ended) this.emit('Keyframe', this.keyframePayload(snap));
+        if (!this.ended) this.emit(this.keyframePayload(snap));
         this.events.release();
       },
       (e: unknown) => {
@@ -458,12 +441,10 @@ export class LiveSession {
     return snap;
   }
 
-  /**
-   * A log frame for chosen connections only (DECISIONS §3: a TaskStatusUpdate goes to its task's
-   * subscribers): numbered and logged like every other, `kind` names it in the log.
-   */
-  emitTo(op: string, kind: string, payload: unknown, sinks: Iterable<LogSink>, envelope: Record<string, unknown> = {}): LogFrame {
-    const frame = this.append(kind, (sequence, now) => ({ ...serverFrame(op, payload, sequence, now), ...envelope }));
+  /** A TaskStatusUpdate for its task's followers only (docs/protocol.md §8): numbered and logged like every other. */
+  emitTaskUpdate(payload: TaskStatusUpdatePayload, sinks: Iterable<LogSink>, serviceParameters?: Record<string, unknown>): LogFrame {
+    const envelope = serviceParameters ? { service_parameters: serviceParameters } : {};
+    const frame = this.append('TaskStatusUpdate', (sequence, now) => ({ ...serverFrame('TaskStatusUpdate', payload, sequence, now), ...envelope }));
     for (const s of sinks) s.sendLog(frame);
     return frame;
   }
@@ -478,8 +459,8 @@ export class LiveSession {
     return { sequence, json };
   }
 
-  private emit(kind: PtyFrameKind, fields: Record<string, unknown>, output?: Uint8Array): LogFrame {
-    const logged = this.append(kind, (sequence, now) => serverFrame(PTY_FRAME_OP, ptyPayload(kind, fields), sequence, now));
+  private emit(payload: PtyFramePayload, output?: Uint8Array): LogFrame {
+    const logged = this.append(payload.kind, (sequence, now) => serverFrame(PTY_FRAME_OP, payload, sequence, now));
     const frame: LogFrame = output ? { ...logged, output } : logged;
     const sequence = frame.sequence;
     let binary: Uint8Array | undefined;
@@ -492,19 +473,20 @@ export class LiveSession {
   }
 
   /** A frame for one connection: not logged, numbered with the latest log frame it may have seen. */
-  private unicast(kind: PtyFrameKind, requestId: string, fields: Record<string, unknown>, sequence = this.sequence): string {
-    return JSON.stringify(serverFrame(PTY_FRAME_OP, ptyPayload(kind, fields), sequence, this.deps.clock.now(), requestId));
+  private unicast(payload: PtyFramePayload, requestId: string, sequence = this.sequence): string {
+    return ptyFrameJson(payload, sequence, this.deps.clock.now(), requestId);
   }
 
   private roleFrame(member: Member, d: RoleDecision, requestId: string): string {
-    const fields: Record<string, unknown> = { role: d.role, client_id: member.clientId };
-    if (d.downgraded) fields.downgraded = true;
-    if (d.reason) fields.reason = d.reason;
-    return this.unicast('RoleAssigned', requestId, fields);
+    return this.unicast(
+      { kind: 'RoleAssigned', role: d.role, client_id: member.clientId, ...(d.downgraded ? { downgraded: true } : {}), ...(d.reason ? { reason: d.reason } : {}) },
+      requestId,
+    );
   }
 
-  private keyframePayload(snap: ScreenSnapshot): Record<string, unknown> {
+  private keyframePayload(snap: ScreenSnapshot): KeyframePayload {
     return {
+      kind: 'Keyframe',
       snapshot: bytesToBase64(new TextEncoder().encode(snap.snapshot)),
       snapshot_format: SNAPSHOT_FORMAT,
       snapshot_cols: snap.cols,

@@ -3,7 +3,7 @@
 // client's problem) until its socket drains, then it gets PTY_OUTPUT_LAGGED and a fresh Keyframe.
 import type { ClientConnection, Logger } from '../ports.ts';
 import type { Role } from '../protocol/pty-payloads.ts';
-import type { LogFrame } from './live-session.ts';
+import type { LogFrame } from './types.ts';
 
 interface Held {
   frame: LogFrame;

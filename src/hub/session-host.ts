@@ -1,6 +1,7 @@
 // Session-host selection (pty-ws-v1 §5.1.1): which backend/class pairs run here, and the spawn spec.
 import { BindingError } from '../errors.ts';
 import type { SessionHostFields } from '../protocol/pty-payloads.ts';
+import type { SessionHostOffer } from '../protocol/server-payloads.ts';
 import type { SessionRecord, SpawnSpec } from '../ports.ts';
 
 export interface SessionHostCaps {
@@ -20,7 +21,7 @@ export function sessionHostCaps(hostBackends: readonly string[]): SessionHostCap
   return { backends, defaultBackend: 'native' };
 }
 
-export function helloSessionHost(caps: SessionHostCaps) {
+export function helloSessionHost(caps: SessionHostCaps): SessionHostOffer {
   const classes = [...new Set(Object.values(caps.backends))];
   return {
     supported_backends: Object.keys(caps.backends),

@@ -3,7 +3,7 @@
 // `npm start`, nothing written to disk, nothing fetched from a CDN.
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { WebAssets } from '../../../routes/web-page.ts';
+import type { WebAssets } from '../../../routes/deps.ts';
 import type { Logger } from '../../ports.ts';
 
 const ENTRY = fileURLToPath(new URL('../../web/main.ts', import.meta.url));
