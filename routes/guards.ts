@@ -1,4 +1,4 @@
-// Request checks shared by the attach upgrade and REST: transport security and browser Origin (pty-ws-v1 §11).
+// Request checks shared by the attach upgrade and REST: transport security and browser Origin (docs/protocol.md §1.4).
 import type { Context } from 'hono';
 import type { Config } from '../src/config.ts';
 import { BindingError } from '../src/errors.ts';

@@ -21,7 +21,7 @@ export function bearerFromHeader(c: Context): string | null {
 
 const TOKEN_QUERY_NAMES = ['token', 'access_token', 'bearer', 'auth', 'authorization', 'jwt'];
 
-/** Tokens never travel in the URL (pty-ws-v1 §11): such a request is refused before anything else. */
+/** Tokens never travel in the URL (docs/protocol.md §1.3): such a request is refused before anything else. */
 export function hasTokenInQuery(c: Context): boolean {
   const params = new URL(c.req.url).searchParams;
   return TOKEN_QUERY_NAMES.some((n) => params.has(n));

@@ -34,7 +34,7 @@ export const ERROR_TABLE: Record<BindingCode, CodeInfo> = {
   REPLAY_OUT_OF_RANGE: { a2aCode: -32600, a2aName: 'ReplayOutOfRange', http: 400, close: 4400, retryable: false },
 };
 
-/** The reason of a pre-A2A-named error is the binding code itself (a2a-model.md, Errors). */
+/** The reason of a pre-A2A-named error is the binding code itself (docs/protocol.md §7.1). */
 const A2A_REASON: Partial<Record<BindingCode, string>> = {
   TASK_NOT_FOUND: 'TASK_NOT_FOUND',
   TASK_NOT_CANCELABLE: 'TASK_NOT_CANCELABLE',
@@ -83,7 +83,7 @@ export class BindingError extends Error {
   }
 }
 
-/** A2A errors that share a binding code with others (a2a-model.md, Errors). */
+/** A2A errors that share a binding code with others (docs/protocol.md §7.1). */
 export const A2A_ERRORS = {
   pushNotificationNotSupported: { code: -32003, reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' },
   contentTypeNotSupported: { code: -32005, reason: 'CONTENT_TYPE_NOT_SUPPORTED' },
@@ -124,7 +124,7 @@ export function toBindingError(e: unknown): BindingError {
   return new BindingError('INTERNAL', 'internal server error');
 }
 
-/** REST error body: `{"error": {"code", "message"}}` (INTERFACE.md). */
+/** REST error body: `{"error": {"code", "message"}}` (docs/protocol.md §10). */
 export function restError(code: string, message: string): { error: { code: string; message: string } } {
   return { error: { code, message } };
 }

@@ -173,7 +173,7 @@ export class LibsqlStore implements Store {
   }
 
   /**
-   * Retention (DECISIONS §7): deletes the session's frames that are both beyond the newest
+   * Retention (docs/protocol.md §6.5): deletes the session's frames that are both beyond the newest
    * `keepFrames` and older than `keepSeconds`, so whichever rule keeps more wins. Runs in the
    * write queue, after every frame appended before the call. Resolves with the rows deleted.
    */

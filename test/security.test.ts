@@ -1,6 +1,6 @@
 // Every way in that should be shut, tried against a real server (token map + HS256 JWTs, real PTY
 // host, real shell): each attempt is refused with the documented status or code while a bystander
-// session keeps working. Includes pty-ws-v1 §13 conformance scenarios 6 and 7.
+// session keeps working. Includes the binding's conformance scenarios on auth and scoped control (docs/protocol.md §1.4, §5.1).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,7 +111,7 @@ describe('conformance 6: auth enforcement', () => {
 describe('conformance 7: scoped control', () => {
   it('lets pty:observe attach, watch, replay and ask for keyframes, but not type (JSON or PW1I), resize or become controller', async () => {
     const { attach_url: url } = await createSession(alice.token);
-    // DECISIONS §9: the first joiner of a fresh session is controller unless its principal may only observe.
+    // docs/protocol.md §5.1: the first joiner of a fresh session is controller unless its principal may only observe.
     const obs = await TestClient.connect(url, { token: olga.token, headers: UA });
     const first = await obs.join({ role: 'controller' });
     expect(first.find((f) => f.payload.kind === 'RoleAssigned')!.payload).toMatchObject({ role: 'observer', downgraded: true });

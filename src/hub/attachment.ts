@@ -55,7 +55,7 @@ export class Attachment {
     'pty.request_keyframe': async (s, f) => {
       this.payload(P.Empty, f);
       const member = this.requireMember();
-      // At most one per second per connection (pty-extensions §4): an early request waits its turn
+      // At most one per second per connection (docs/protocol.md §5.2): an early request waits its turn
       // (without holding up this connection's other frames); one more while it waits is refused.
       if (this.keyframeScheduled) throw new BindingError('RATE_LIMITED', 'a Keyframe is already on its way: at most one per second per connection');
       const wait = Math.max(0, this.lastKeyframeAt + 1000 - this.hub.deps.clock.now());
@@ -176,7 +176,7 @@ export class Attachment {
     }
   }
 
-  /** Cached for the connection's life (pty-ws-v1 §9); the trace id follows into every log line. */
+  /** Cached for the connection's life (docs/protocol.md §4.4); the trace id follows into every log line. */
   private useServiceParameters(params: Record<string, unknown>): void {
     this.serviceParameters = params;
     const traceId = params.trace_id ?? params.traceparent;

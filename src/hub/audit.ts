@@ -1,5 +1,5 @@
-// The audit trail (pty-ws-v1 §7, pty-extensions §8): who attached, from where, with which rights, and
-// every role change, as structured log lines. Never a token, never typed input.
+// The audit trail: who attached, from where, with which rights, and every role change, as structured
+// log lines (an observer sees everything typed and shown, docs/protocol.md §5.1). Never a token, never typed input.
 import type { Principal } from '../auth/principal.ts';
 
 /** Where a connection came from, as the transport saw it. */

@@ -83,7 +83,7 @@ export class Member {
     if (this.pendingGoodbye) this.goodbye(this.pendingGoodbye);
   }
 
-  /** binding_goodbye, then close 1000 (pty-ws-v1 §5.4); during a flush, right after it. */
+  /** binding_goodbye, then close 1000 (docs/protocol.md §4.5); during a flush, right after it. */
   goodbye(reason: string): void {
     if (this.held) {
       this.pendingGoodbye = reason;

@@ -1,4 +1,4 @@
-// Session-host selection (pty-ws-v1 §5.1.1): which backend/class pairs run here, and the spawn spec.
+// Session-host selection (docs/protocol.md §4.2, §5.4): which backend/class pairs run here, and the spawn spec.
 import { BindingError } from '../errors.ts';
 import type { SessionHostFields } from '../protocol/pty-payloads.ts';
 import type { SessionHostOffer } from '../protocol/server-payloads.ts';
@@ -10,7 +10,7 @@ export interface SessionHostCaps {
   defaultBackend: string;
 }
 
-/** The class each backend runs as (pty-ws-v1 §5.1.1): native is direct, multiplexers are managed. */
+/** The class each backend runs as (docs/protocol.md §4.2): native is direct, multiplexers are managed. */
 const BACKEND_CLASS: Record<string, string> = { native: 'direct', tmux: 'managed', screen: 'managed', zellij: 'managed' };
 
 /** What binding_hello advertises: exactly the backends the PTY host reported it can run. */

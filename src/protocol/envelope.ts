@@ -1,4 +1,4 @@
-// The binding's frame envelope (pty-ws-v1 §3, DECISIONS §1): one JSON object per TEXT frame.
+// The binding's frame envelope (docs/protocol.md §2): one JSON object per TEXT frame.
 import * as v from 'valibot';
 import { BindingError } from '../errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
@@ -17,7 +17,7 @@ export const ClientEnvelope = v.object({
 });
 export type ClientEnvelope = v.InferOutput<typeof ClientEnvelope>;
 
-/** Every server frame: `sequence` is always present (DECISIONS §2). */
+/** Every server frame: `sequence` is always present (docs/protocol.md §3). */
 export interface ServerFrame<P = unknown> {
   op: string;
   id: string;

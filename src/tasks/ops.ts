@@ -1,4 +1,4 @@
-// The A2A task operations of the binding (pty-ws-v1 §4) as hub operation handlers.
+// The A2A task operations of the binding (docs/protocol.md §8.1) as hub operation handlers.
 import { hasScope } from '../auth/principal.ts';
 import { A2A_ERRORS, BindingError } from '../errors.ts';
 import type { OpContext, OpHandler } from '../hub/types.ts';

@@ -339,7 +339,7 @@ export class SessionTasks {
 
   // ------------------------------------------------------------------ events, followers, storage
 
-  /** A TaskStatusUpdate log frame to the task's followers, with the service parameters of its sender (pty-ws-v1 §9). */
+  /** A TaskStatusUpdate log frame to the task's followers, with the service parameters of its sender (docs/protocol.md §8.2). */
   private announce(run: Run): void {
     const { task } = run;
     const params = run.params();
