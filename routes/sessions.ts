@@ -103,9 +103,10 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     if (!hasScope(principal, 'pty:admin') && !(rec.createdBy === principal.id && hasScope(principal, 'pty:control'))) {
       throw new BindingError('PERMISSION_DENIED', 'terminating a session needs pty:admin or being its creator');
     }
-    const killed = await hub.kill(rec.id);
-    const body: SessionTerminated = { session_id: rec.id, terminated: killed, state: killed ? 'closing' : rec.state };
-    return c.json(body, killed ? 202 : 200);
+    const outcome = await hub.kill(rec.id);
+    // 202 while a process is being signalled; 200 when it is over (never started, or already ended).
+    const body: SessionTerminated = { session_id: rec.id, terminated: outcome !== null, state: outcome ?? rec.state };
+    return c.json(body, outcome === 'closing' ? 202 : 200);
   });
 
   app.onError((e, c) => {

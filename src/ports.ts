@@ -144,6 +144,7 @@ export interface SessionPatch {
   sessionClass?: string;
   cwd?: string | null;
   argv?: string[] | null;
+  env?: Record<string, string>;
   cols?: number;
   rows?: number;
   closedAt?: string | null;

@@ -100,6 +100,7 @@ export class LibsqlStore implements Store {
       sessionClass: patch.sessionClass,
       cwd: patch.cwd,
       argv: patch.argv,
+      env: patch.env,
       cols: patch.cols,
       rows: patch.rows,
       closedAt: patch.closedAt,

@@ -111,10 +111,13 @@ describe('conformance 6: auth enforcement', () => {
 describe('conformance 7: scoped control', () => {
   it('lets pty:observe attach, watch, replay and ask for keyframes, but not type (JSON or PW1I), resize or become controller', async () => {
     const { attach_url: url } = await createSession(alice.token);
-    // docs/protocol.md §5.1: the first joiner of a fresh session is controller unless its principal may only observe.
+    // The first joiner of a fresh session is controller unless its principal may only observe; one
+    // that asks for controller explicitly is refused (PERMISSION_DENIED, no role) and may join as observer.
     const obs = await TestClient.connect(url, { token: olga.token, headers: UA });
-    const first = await obs.join({ role: 'controller' });
-    expect(first.find((f) => f.payload.kind === 'RoleAssigned')!.payload).toMatchObject({ role: 'observer', downgraded: true });
+    const refused = await obs.join({ role: 'controller' });
+    expect(refused.at(-1)!.payload).toMatchObject({ code: 'PERMISSION_DENIED' });
+    const first = await obs.join({ role: 'observer' });
+    expect(first.find((f) => f.payload.kind === 'RoleAssigned')!.payload).toMatchObject({ role: 'observer' });
 
     const ctl = await TestClient.connect(url, { token: alice.token });
     const ctlJoin = await ctl.join({ role: 'controller' });

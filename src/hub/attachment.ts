@@ -11,6 +11,7 @@ import { hello } from '../protocol/hello.ts';
 import * as P from '../protocol/pty-payloads.ts';
 import type { ClientConnection, Logger } from '../ports.ts';
 import type { HubDeps } from './deps.ts';
+import type { JoinRights } from './join-spec.ts';
 import type { LiveSession } from './live-session.ts';
 import { Member } from './member.ts';
 import { helloSessionHost } from './session-host.ts';
@@ -23,7 +24,8 @@ export interface AttachmentHost {
   session(sessionId: string): Promise<LiveSession | undefined>;
   /** The A2A core operations registered on the hub: what binding_hello advertises. */
   supportedOperations(): string[];
-  mayControl(p: Principal): boolean;
+  /** What a principal may do on a join (fixed for the connection's life). */
+  rights(p: Principal): JoinRights;
 }
 
 export class Attachment {
@@ -208,7 +210,7 @@ export class Attachment {
   private async join(s: LiveSession, f: ClientEnvelope): Promise<void> {
     if (this.member) throw new BindingError('INVALID_REQUEST', 'this connection has already joined the session');
     const req = this.payload(P.JoinSession, f);
-    const member = new Member(this.conn, this.clientId, req.client_label, this.hub.mayControl(this.principal), (r) => this.goodbyeFrame(r), this.hub.deps.config.lag, (m) => {
+    const member = new Member(this.conn, this.clientId, req.client_label, this.hub.rights(this.principal), (r) => this.goodbyeFrame(r), this.hub.deps.config.lag, (m) => {
       s.recoverLagged(m).catch((e: unknown) => this.fail(null, e));
     });
     member.audit = this.logger;

@@ -2,6 +2,7 @@
 import { onExpiry } from '../auth/expiry.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hasScope } from '../auth/principal.ts';
+import type { JoinRights } from './join-spec.ts';
 import { BindingError } from '../errors.ts';
 import type { ClientConnection, ScreenFactory, SessionRecord } from '../ports.ts';
 import type { HubStats } from '../metrics.ts';
@@ -108,12 +109,13 @@ export class SessionHub {
     return a;
   }
 
-  /** Terminates a session's process; `Closed` (`killed`) reaches every attached client. */
-  async kill(sessionId: string): Promise<boolean> {
+  /**
+   * Ends a session (its process, or its chance to start one); `Closed` (`killed`) reaches every
+   * attached client. Null when it had already ended.
+   */
+  async kill(sessionId: string): Promise<'closing' | 'closed' | null> {
     const s = await this.session(sessionId);
-    if (!s || s.state !== 'running') return false;
-    s.kill();
-    return true;
+    return s ? s.kill() : null;
   }
 
   /** The A2A core operations registered on this hub: what binding_hello and the AgentCard advertise. */
@@ -141,8 +143,8 @@ export class SessionHub {
     return { sessions: [...sessions.values()], clients: [...roles].map(([role, count]) => ({ role, count })) };
   }
 
-  mayControl(p: Principal): boolean {
-    return hasScope(p, 'pty:control');
+  rights(p: Principal): JoinRights {
+    return { principalId: p.id, mayControl: hasScope(p, 'pty:control'), mayAdmin: hasScope(p, 'pty:admin') };
   }
 
   /**

@@ -12,6 +12,7 @@ import { assignRole, changeRole, type RoleDecision } from './roles.ts';
 import { KeyframeCadence } from './keyframe-cadence.ts';
 import { PtyEventQueue } from './pty-events.ts';
 import { rebuildScreen } from './screen-rebuild.ts';
+import { checkJoinSpec } from './join-spec.ts';
 import { buildSpawnSpec, checkJoinBackend, selectBackend, spawnError } from './session-host.ts';
 import type { HubDeps } from './deps.ts';
 import type { Member } from './member.ts';
@@ -115,6 +116,7 @@ export class LiveSession implements Session {
   /** The join's whole initial flush (DECISIONS §5). Throws BindingError, before anything is sent, if it cannot join. */
   async join(member: Member, req: JoinSession, replayFrom: number | null | undefined, requestId: string): Promise<void> {
     if (this.record.state === 'running') checkJoinBackend(this.deps.sessionHost, this.record, req);
+    checkJoinSpec(this.record, req, member.rights, this.deps.config);
     if (!this.ended) {
       const counts = this.counts();
       const decision = assignRole({
@@ -331,13 +333,28 @@ export class LiveSession implements Session {
     void this.persist({ backend: info.backend, sessionClass, state: 'running', cols, rows });
   }
 
-  kill(): void {
-    if (this.record.state !== 'running') return;
+  /**
+   * Ends the session on purpose (REST DELETE): a running process gets SIGHUP and ends as `killed`;
+   * one never started is ended at once and can no longer be started by a join.
+   * Returns what became of it, or null if it had already ended.
+   */
+  kill(): 'closing' | 'closed' | null {
+    if (this.ended) return null;
     this.killedOnPurpose = true;
+    if (this.record.state === 'created') {
+      // A start under way sees killedOnPurpose once its process exists, and kills it (start()).
+      if (this.starting) return 'closing';
+      this.end('killed', null, 'deleted before it started');
+      return 'closed';
+    }
     // With the host unreachable the kill cannot be delivered: the session ends here, and a
     // host that comes back still running it is told to kill it (see SessionHub.adopt).
-    if (this.hostDown) this.end('killed', null, 'deleted while the PTY host was unreachable');
-    else this.deps.pty.kill(this.id, 'SIGHUP');
+    if (this.hostDown) {
+      this.end('killed', null, 'deleted while the PTY host was unreachable');
+      return 'closed';
+    }
+    this.deps.pty.kill(this.id, 'SIGHUP');
+    return 'closing';
   }
 
   detach(member: Member): void {
@@ -373,8 +390,12 @@ export class LiveSession implements Session {
       this.screen = null;
       throw spawnError(e);
     }
-    this.record = { ...this.record, backend, sessionClass, state: 'running', cwd: spec.cwd, argv: spec.argv, cols, rows };
-    await this.persist({ backend, sessionClass, state: 'running', cwd: spec.cwd, argv: spec.argv, cols, rows });
+    // The spec it started with is recorded whole (without the server's base environment): later
+    // joins are checked against it (join-spec.ts) and REST shows what really runs.
+    const env = { ...this.record.env, ...req.env };
+    this.record = { ...this.record, backend, sessionClass, state: 'running', cwd: spec.cwd, argv: spec.argv, env, cols, rows };
+    await this.persist({ backend, sessionClass, state: 'running', cwd: spec.cwd, argv: spec.argv, env, cols, rows });
+    if (this.killedOnPurpose) pty.kill(this.id, 'SIGHUP');
   }
 
   private end(reason: CloseReason, exitCode: number | null, detail?: string): void {

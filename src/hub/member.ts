@@ -3,6 +3,7 @@
 // client's problem) until its socket drains, then it gets PTY_OUTPUT_LAGGED and a fresh Keyframe.
 import type { ClientConnection, Logger } from '../ports.ts';
 import type { Role } from '../protocol/pty-payloads.ts';
+import type { JoinRights } from './join-spec.ts';
 import type { LogFrame } from './types.ts';
 
 interface Held {
@@ -36,12 +37,18 @@ export class Member {
     private readonly conn: ClientConnection,
     readonly clientId: string,
     readonly label: string | undefined,
-    readonly mayControl: boolean,
+    /** What its principal may do: fixed for the connection's life. */
+    readonly rights: JoinRights,
     private readonly goodbyeFrame: (reason: string) => string,
     private readonly lag: LagPolicy,
     /** Called once the socket of a lagged member has drained. */
     private readonly onCaughtUp: (m: Member) => void,
   ) {}
+
+  /** False for a principal with only pty:observe. */
+  get mayControl(): boolean {
+    return this.rights.mayControl;
+  }
 
   get binary(): boolean {
     return this.conn.binary;

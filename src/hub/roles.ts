@@ -23,7 +23,9 @@ export interface RoleDecision {
 export function assignRole(r: RoleRequest): RoleDecision {
   let decision: RoleDecision;
   if (!r.mayControl) {
-    decision = r.requested === 'controller' ? { role: 'observer', downgraded: true, reason: 'scope pty:observe cannot control' } : { role: 'observer', downgraded: false };
+    // Asked explicitly, controller is refused outright, not downgraded (docs/security.md, item 7).
+    if (r.requested === 'controller') throw observeOnly();
+    decision = { role: 'observer', downgraded: false };
   } else if (r.fresh || r.requested === 'controller') {
     decision = r.controllers < r.maxControllers ? { role: 'controller', downgraded: false } : { role: 'observer', downgraded: true, reason: `max_controllers (${r.maxControllers}) reached` };
   } else {
@@ -39,10 +41,16 @@ export function assignRole(r: RoleRequest): RoleDecision {
 export function changeRole(current: Role, r: Omit<RoleRequest, 'fresh'>): RoleDecision {
   if (r.requested === current) return { role: current, downgraded: false };
   if (r.requested === 'controller') {
-    if (!r.mayControl) throw new BindingError('PERMISSION_DENIED', 'a pty:observe principal cannot become controller');
+    if (!r.mayControl) throw observeOnly();
     if (r.controllers >= r.maxControllers) return { role: 'observer', downgraded: true, reason: `max_controllers (${r.maxControllers}) reached` };
     return { role: 'controller', downgraded: false };
   }
   if (r.observers >= r.maxObservers) throw new BindingError('RATE_LIMITED', `max_observers (${r.maxObservers}) reached for this session`);
   return { role: 'observer', downgraded: false };
+}
+
+function observeOnly(): BindingError {
+  return new BindingError('PERMISSION_DENIED', 'this principal has only the pty:observe scope: it cannot be controller (join as observer to watch)', {
+    metadata: { reason: 'role.controller_needs_control' },
+  });
 }

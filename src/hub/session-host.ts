@@ -3,6 +3,7 @@ import { BindingError } from '../errors.ts';
 import type { SessionHostFields } from '../protocol/pty-payloads.ts';
 import type { SessionHostOffer } from '../protocol/server-payloads.ts';
 import type { SessionRecord, SpawnSpec } from '../ports.ts';
+import { joinArgv, joinCwd, recordedArgv, recordedCwd, type SpawnDefaults } from './join-spec.ts';
 
 export interface SessionHostCaps {
   /** backend → the one class it runs as. */
@@ -83,28 +84,15 @@ export function spawnError(e: unknown): BindingError {
   });
 }
 
-export interface SpawnDefaults {
-  defaultShell: string;
-  defaultCwd: string;
-  baseEnv: Record<string, string>;
-}
-
 /** What the process is: the join's fields over the session record's over the server defaults. */
 export function buildSpawnSpec(record: SessionRecord, join: SessionHostFields, cols: number, rows: number, d: SpawnDefaults): SpawnSpec {
-  const sh = (c: string | null | undefined) => (c ? ['/bin/sh', '-lc', c] : undefined);
-  const argv = join.argv ?? sh(join.command) ?? record.argv ?? sh(record.command) ?? d.defaultShell.split(/\s+/).filter(Boolean);
-  const cwd = nonEmpty(join.cwd) ?? nonEmpty(join.working_dir) ?? nonEmpty(record.cwd) ?? d.defaultCwd;
   return {
     sessionId: record.id,
     backend: record.backend,
-    argv,
-    cwd,
+    argv: joinArgv(join) ?? recordedArgv(record, d),
+    cwd: joinCwd(join) ?? recordedCwd(record, d),
     env: { ...d.baseEnv, ...record.env, ...join.env },
     cols,
     rows,
   };
-}
-
-function nonEmpty(s: string | null | undefined): string | undefined {
-  return s ? s : undefined;
 }

@@ -30,7 +30,7 @@ export async function sessionsCommand(sub: string | undefined, positional: strin
         const id = positional[0];
         if (!id) return usage('delete needs a session id');
         const r = await api.delete(id);
-        out(r.terminated ? `${id}: terminating` : `${id}: already ${r.state}`);
+        out(r.terminated ? `${id}: ${r.state === 'closed' ? 'terminated' : 'terminating'}` : `${id}: already ${r.state}`);
         return 0;
       }
       default:
