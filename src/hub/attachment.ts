@@ -13,6 +13,7 @@ import type { ClientConnection, Logger } from '../ports.ts';
 import type { HubDeps } from './deps.ts';
 import type { JoinRights } from './join-spec.ts';
 import type { LiveSession } from './live-session.ts';
+import { keyframeFor, recoverLagged } from './flushes.ts';
 import { Member } from './member.ts';
 import { helloSessionHost } from './session-host.ts';
 
@@ -62,11 +63,11 @@ export class Attachment {
       if (this.keyframeScheduled) throw new BindingError('RATE_LIMITED', 'a Keyframe is already on its way: at most one per second per connection');
       const wait = Math.max(0, this.lastKeyframeAt + 1000 - this.hub.deps.clock.now());
       this.lastKeyframeAt = this.hub.deps.clock.now() + wait;
-      if (wait === 0) return s.keyframeFor(member, f.id);
+      if (wait === 0) return keyframeFor(s, member, f.id);
       this.keyframeScheduled = true;
       setTimeout(() => {
         this.keyframeScheduled = false;
-        if (!this.ended) this.enqueue(() => s.keyframeFor(member, f.id));
+        if (!this.ended) this.enqueue(() => keyframeFor(s, member, f.id));
       }, wait);
     },
     ping: (s, f) => {
@@ -211,7 +212,7 @@ export class Attachment {
     if (this.member) throw new BindingError('INVALID_REQUEST', 'this connection has already joined the session');
     const req = this.payload(P.JoinSession, f);
     const member = new Member(this.conn, this.clientId, req.client_label, this.hub.rights(this.principal), (r) => this.goodbyeFrame(r), this.hub.deps.config.lag, (m) => {
-      s.recoverLagged(m).catch((e: unknown) => this.fail(null, e));
+      recoverLagged(s, m).catch((e: unknown) => this.fail(null, e));
     });
     member.audit = this.logger;
     await s.join(member, req, f.replay_from, f.id);

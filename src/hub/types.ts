@@ -5,16 +5,30 @@ import type { Principal } from '../auth/principal.ts';
 import type { BindingError } from '../errors.ts';
 import type { ClientEnvelope } from '../protocol/envelope.ts';
 import type { CloseReason, MembershipLists, TaskStatusUpdatePayload } from '../protocol/server-payloads.ts';
-import type { LogEntry, SessionRecord, SessionState } from '../ports.ts';
+import type { LogEntry, ScreenSnapshot, SessionRecord, SessionState } from '../ports.ts';
 
 export type { CloseReason };
 
-/** A numbered log frame, encoded once for every connection it goes to. */
+/**
+ * What happens in a session, as the session logic says it: typed values, with raw bytes and
+ * snapshots as they are. wire.ts turns them into frames (JSON envelope, base64, PW1O) once.
+ */
+export type SessionEvent =
+  | { kind: 'Output'; data: Uint8Array }
+  | { kind: 'Resize'; cols: number; rows: number }
+  | { kind: 'MembershipChanged'; members: MembershipLists }
+  | { kind: 'Keyframe'; snapshot: ScreenSnapshot }
+  | { kind: 'Closed'; exitCode: number | null; reason: CloseReason; detail?: string }
+  | { kind: 'TaskStatusUpdate'; update: TaskStatusUpdatePayload; serviceParameters?: Record<string, unknown> };
+
+/** A numbered log frame, encoded once for every connection it goes to (and the store). */
 export interface LogFrame {
-  sequence: number;
-  json: string;
-  /** Raw bytes of an Output frame, for binary connections. */
-  output?: Uint8Array;
+  readonly sequence: number;
+  readonly json: string;
+  /** Raw bytes of an Output frame. */
+  readonly output?: Uint8Array;
+  /** The PW1O form of an Output frame, for binary connections (encoded on first use). */
+  readonly binary?: Uint8Array;
 }
 
 /** A connection log frames can be addressed to (its Member once joined). */
