@@ -1,11 +1,10 @@
 // One WebSocket's side of the binding: decode a frame, call the session, encode what comes back.
 // Frames are handled strictly in arrival order, so an input right after a join waits for the join.
-import * as v from 'valibot';
 import type { Principal } from '../auth/principal.ts';
 import { BindingError, errorPayload, toBindingError } from '../errors.ts';
 import { base64ToBytes, uuidv7 } from '../ids.ts';
 import { decodeInputFrame } from '../protocol/binary.ts';
-import { decodeClientFrame, describeIssue, type ClientEnvelope } from '../protocol/envelope.ts';
+import { decodeClientFrame, parsePayload, type ClientEnvelope } from '../protocol/envelope.ts';
 import { serverFrame, type PayloadOf } from '../protocol/frames.ts';
 import { hello } from '../protocol/hello.ts';
 import * as P from '../protocol/pty-payloads.ts';
@@ -14,8 +13,10 @@ import type { HubDeps } from './deps.ts';
 import type { JoinRights } from './join-spec.ts';
 import type { LiveSession } from './live-session.ts';
 import { keyframeFor, recoverLagged } from './flushes.ts';
+import { KeyframePacer } from './keyframe-pacer.ts';
 import { Member } from './member.ts';
 import { helloSessionHost } from './session-host.ts';
+import { unicast } from './wire.ts';
 
 type Handler = (s: LiveSession, f: ClientEnvelope) => Promise<void> | void;
 
@@ -37,45 +38,39 @@ export class Attachment {
   private ended = false;
   private readonly endListeners: Array<() => void> = [];
   private serviceParameters: Record<string, unknown> | undefined;
-  private lastKeyframeAt = -Infinity;
   private logger: Logger;
-  private keyframeScheduled = false;
+  private readonly keyframes: KeyframePacer;
 
   private readonly handlers: Record<string, Handler> = {
     'pty.join_session': (s, f) => this.join(s, f),
     'pty.leave_session': (s, f) => this.leave(s, f),
     'pty.session_input': (s, f) => {
-      const { data } = this.payload(P.SessionInput, f);
+      const { data } = parsePayload(P.SessionInput, f);
       const bytes = base64ToBytes(data);
       if (!bytes) throw new BindingError('INVALID_REQUEST', 'payload.data must be base64 (RFC 4648 §4, padded)');
       s.input(this.requireMember(), bytes);
     },
     'pty.session_resize': (s, f) => {
-      const { cols, rows } = this.payload(P.SessionResize, f);
+      const { cols, rows } = parsePayload(P.SessionResize, f);
       s.resize(this.requireMember(), cols, rows);
     },
-    'pty.request_role': (s, f) => s.requestRole(this.requireMember(), this.payload(P.RequestRole, f).role, f.id),
-    'pty.request_keyframe': async (s, f) => {
-      this.payload(P.Empty, f);
+    'pty.request_role': (s, f) => s.requestRole(this.requireMember(), parsePayload(P.RequestRole, f).role, f.id),
+    'pty.request_keyframe': (s, f) => {
+      parsePayload(P.Empty, f);
       const member = this.requireMember();
-      // At most one per second per connection (docs/protocol.md §5.2): an early request waits its turn
-      // (without holding up this connection's other frames); one more while it waits is refused.
-      if (this.keyframeScheduled) throw new BindingError('RATE_LIMITED', 'a Keyframe is already on its way: at most one per second per connection');
-      const wait = Math.max(0, this.lastKeyframeAt + 1000 - this.hub.deps.clock.now());
-      this.lastKeyframeAt = this.hub.deps.clock.now() + wait;
-      if (wait === 0) return keyframeFor(s, member, f.id);
-      this.keyframeScheduled = true;
-      setTimeout(() => {
-        this.keyframeScheduled = false;
-        if (!this.ended) this.enqueue(() => keyframeFor(s, member, f.id));
-      }, wait);
+      return this.keyframes.request(
+        () => keyframeFor(s, member, f.id),
+        (send) => {
+          if (!this.ended) this.enqueue(send);
+        },
+      );
     },
     ping: (s, f) => {
-      const { client_ts } = this.payload(P.Ping, f);
+      const { client_ts } = parsePayload(P.Ping, f);
       this.send('pong', f.id, { client_ts: client_ts ?? null, server_ts: new Date(this.hub.deps.clock.now()).toISOString() }, s.currentSequence);
     },
     UpdateServiceParameters: (s, f) => {
-      this.useServiceParameters(this.payload(P.UpdateServiceParameters, f).service_parameters);
+      this.useServiceParameters(parsePayload(P.UpdateServiceParameters, f).service_parameters);
       this.send('UpdateServiceParameters.Response', f.id, {}, s.currentSequence);
     },
   };
@@ -89,6 +84,7 @@ export class Attachment {
   ) {
     this.clientId = uuidv7(hub.deps.clock.now());
     this.logger = baseLogger.child({ client_id: this.clientId });
+    this.keyframes = new KeyframePacer(hub.deps.clock);
     this.chain = this.open();
   }
 
@@ -133,8 +129,6 @@ export class Attachment {
     this.conn.close(1000, reason);
     this.onClose();
   }
-
-  // ------------------------------------------------------------------ internals
 
   private async open(): Promise<void> {
     const s = await this.hub.session(this.sessionId);
@@ -187,6 +181,7 @@ export class Attachment {
     if (this.member) this.member.audit = this.logger;
   }
 
+  /** An operation registered from outside the hub (the A2A task ops), with this connection as its context. */
   private extraHandler(op: string): Handler | undefined {
     const ops = this.hub.deps.ops ?? {};
     const handler = Object.hasOwn(ops, op) ? ops[op] : undefined;
@@ -201,7 +196,7 @@ export class Attachment {
         get serviceParameters() {
           return serviceParameters();
         },
-        payload: (schema) => this.payload(schema, frame),
+        payload: (schema) => parsePayload(schema, frame),
         reply: (op, payload, id = frame.id) => this.send(op, id, payload, session.currentSequence),
         sendLog: (log) => (this.member ? this.member.sendLog(log) : this.conn.sendText(log.json)),
         onClose: (listener) => this.onEnded(listener),
@@ -210,7 +205,7 @@ export class Attachment {
 
   private async join(s: LiveSession, f: ClientEnvelope): Promise<void> {
     if (this.member) throw new BindingError('INVALID_REQUEST', 'this connection has already joined the session');
-    const req = this.payload(P.JoinSession, f);
+    const req = parsePayload(P.JoinSession, f);
     const member = new Member(this.conn, this.clientId, req.client_label, this.hub.rights(this.principal), (r) => this.goodbyeFrame(r), this.hub.deps.config.lag, (m) => {
       recoverLagged(s, m).catch((e: unknown) => this.fail(null, e));
     });
@@ -222,17 +217,11 @@ export class Attachment {
   }
 
   private leave(s: LiveSession, f: ClientEnvelope): void {
-    this.payload(P.Empty, f);
+    parsePayload(P.Empty, f);
     const m = this.requireMember();
     s.leave(m);
     this.member = null;
     this.goodbye('leave_session');
-  }
-
-  private payload<T extends v.GenericSchema>(schema: T, f: ClientEnvelope): v.InferOutput<T> {
-    const r = v.safeParse(schema, f.payload);
-    if (!r.success) throw new BindingError('INVALID_REQUEST', `${f.op}: ${describeIssue(r.issues[0])}`);
-    return r.output;
   }
 
   private liveSession(): LiveSession {
@@ -267,7 +256,6 @@ export class Attachment {
   }
 
   private goodbyeFrame(reason: string): string {
-    const seq = this.session?.currentSequence ?? 0;
-    return JSON.stringify(serverFrame('binding_goodbye', { reason }, seq, this.hub.deps.clock.now()));
+    return unicast.goodbye(reason, this.session?.currentSequence ?? 0, this.hub.deps.clock.now());
   }
 }

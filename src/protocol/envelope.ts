@@ -50,6 +50,13 @@ export function decodeClientFrame(text: string): { ok: true; frame: ClientEnvelo
   return { ok: true, frame: r.output };
 }
 
+/** The frame's payload checked against its op's schema, or INVALID_REQUEST naming the first problem. */
+export function parsePayload<T extends v.GenericSchema>(schema: T, f: ClientEnvelope): v.InferOutput<T> {
+  const r = v.safeParse(schema, f.payload);
+  if (!r.success) throw new BindingError('INVALID_REQUEST', `${f.op}: ${describeIssue(r.issues[0])}`);
+  return r.output;
+}
+
 /** "payload.rows: ..." — the first issue with its path, readable by a client author. */
 export function describeIssue(issue: v.BaseIssue<unknown>): string {
   const path = issue.path?.map((p) => String(p.key)).join('.');
