@@ -23,7 +23,7 @@ type Handler = (s: LiveSession, f: ClientEnvelope) => Promise<void> | void;
 /** What an attachment needs of the hub that made it. */
 export interface AttachmentHost {
   readonly deps: HubDeps;
-  session(sessionId: string): Promise<LiveSession | undefined>;
+  live(sessionId: string): Promise<LiveSession | undefined>;
   /** The A2A core operations registered on the hub: what binding_hello advertises. */
   supportedOperations(): string[];
   /** What a principal may do on a join (fixed for the connection's life). */
@@ -131,7 +131,7 @@ export class Attachment {
   }
 
   private async open(): Promise<void> {
-    const s = await this.hub.session(this.sessionId);
+    const s = await this.hub.live(this.sessionId);
     if (!s) {
       this.fatal(null, new BindingError('INVALID_REQUEST', `session ${this.sessionId} not found`, { fatal: true, closeCode: 4404 }));
       return;

@@ -46,7 +46,7 @@ export class Lifecycle {
     },
   ) {
     this.rec = record;
-    this.now = record.state === 'closed' ? { state: 'closed', stored: true, readers: 0 } : { state: record.state, killRequested: false, hostDown: null } as Phase;
+    this.now = initialPhase(record.state);
   }
 
   get record(): Readonly<SessionRecord> {
@@ -117,7 +117,7 @@ export class Lifecycle {
     // Its start was not recorded before the router went down. A session listed only for its
     // unreported exit has no size (0): keep the record's.
     const patch = { backend: info.backend, sessionClass, state: 'running' as const, cols: info.cols || this.rec.cols, rows: info.rows || this.rec.rows };
-    this.now = { state: 'running', killRequested: this.now.state === 'closed' ? false : this.now.killRequested, hostDown: null };
+    this.now = { state: 'running', killRequested: this.now.state !== 'closed' && this.now.killRequested, hostDown: null };
     this.rec = { ...this.rec, ...patch };
     void this.persist(patch);
     return true;
@@ -186,4 +186,11 @@ export class Lifecycle {
       this.deps.logger.log('error', 'session update failed', { session: this.rec.id, error: String(e) });
     }
   }
+}
+
+/** A session loaded from its record: one stored as closed is over and stored already. */
+function initialPhase(state: SessionState): Phase {
+  if (state === 'closed') return { state: 'closed', stored: true, readers: 0 };
+  if (state === 'running') return { state: 'running', killRequested: false, hostDown: null };
+  return { state: 'created', killRequested: false };
 }

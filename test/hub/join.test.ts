@@ -18,6 +18,9 @@ describe('join flush', () => {
     expect(rig.pty.spawned).toEqual([expect.objectContaining({ sessionId: rig.record.id, backend: 'native', argv: ['/bin/sh', '-l'], cwd: '/home/test', cols: 100, rows: 40 })]);
     expect(rig.session.state).toBe('running');
     expect(rig.store.log.map((e) => `${e.kind}@${e.sequence}`)).toEqual(['MembershipChanged@1']);
+    // Only the first: a later join gets the role it asks for.
+    const second = await rig.join('observer');
+    expect(second.conn.frames()[0]!.payload).toEqual({ kind: 'RoleAssigned', role: 'observer', client_id: second.member.clientId });
   });
 
   it('replays (replay_from, now], then the MembershipChanged and Keyframe, then what happened meanwhile, each frame once', async () => {
