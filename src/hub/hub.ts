@@ -69,7 +69,7 @@ export class SessionHub {
     this.deps.pty.startEvents();
   }
 
-  /** A session as the routes see it (docs/architecture.md, Sessions), loaded on first use; undefined when the store has none. */
+  /** A session as the routes see it (the narrow `Session`), loaded on first use; undefined when the store has none. */
   session(sessionId: string): Promise<Session | undefined> {
     return this.live(sessionId);
   }
