@@ -4,6 +4,7 @@
 
 import type { LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../src/ports.ts';
 import { FrameDecoder, HostMessageSchema, MAX_BODY_BYTES, PROTOCOL_VERSION, PtyHostError, type HostMessage, type Request, encodeFrame } from './protocol.ts';
+import type { ConfinementReport } from '../src/session-confinement.ts';
 
 /** A connected byte stream to the host, as the runtime provides it. */
 export interface HostSocket {
@@ -59,6 +60,7 @@ export class PtyHostConnection implements PtyHost {
   #nextRid = 1;
   #backends: string[] = [];
   #hostPid = 0;
+  #confinement: ConfinementReport | undefined;
   /** Set once the connection is over, whether by close() or by losing it. */
   #ended = false;
   #lossReason: string | undefined;
@@ -104,6 +106,11 @@ export class PtyHostConnection implements PtyHost {
   /** The backends the host runs, from its greeting. */
   get backends(): readonly string[] {
     return this.#backends;
+  }
+
+  /** How the host runs sessions, from its greeting (undefined from a host too old to say: unconfined). */
+  get confinement(): ConfinementReport | undefined {
+    return this.#confinement;
   }
 
   get hostPid(): number {
@@ -206,6 +213,7 @@ export class PtyHostConnection implements PtyHost {
         }
         this.#backends = msg.backends;
         this.#hostPid = msg.pid;
+        this.#confinement = msg.confinement;
         this.#greet?.resolve();
         this.#greet = undefined;
         return;

@@ -10,6 +10,7 @@ import type { Logger, PtyExit, PtySessionInfo, SpawnSpec } from '../src/ports.ts
 import type { Attached, Backend } from './backends/backend.ts';
 import { Connection } from './connection.ts';
 import { EventStream } from './event-stream.ts';
+import { UNCONFINED, type Confinement } from './confine.ts';
 import { preflight, sizeProblem } from './preflight.ts';
 import { isAlive, signalSession } from './process-tree.ts';
 import { PROTOCOL_VERSION, PtyHostError, encodeFrame, type HostMessage, type Request } from './protocol.ts';
@@ -46,8 +47,11 @@ export class PtyHostServer {
   #reapPoll: ReturnType<typeof setInterval> | undefined;
   #nextConnectionId = 1;
 
-  constructor(log: Logger, backends: readonly Backend[]) {
+  readonly #confinement: Confinement;
+
+  constructor(log: Logger, backends: readonly Backend[], confinement: Confinement = UNCONFINED) {
     this.#log = log;
+    this.#confinement = confinement;
     this.#backends = new Map(backends.map((b) => [b.name, b]));
     this.#events = new EventStream(log, (paused) => this.#setPaused(paused));
   }
@@ -87,7 +91,7 @@ export class PtyHostServer {
     });
     this.#connections.add(conn);
     conn.log.log('info', 'connection accepted');
-    conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid, backends: this.backendNames }));
+    conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid, backends: this.backendNames, confinement: this.#confinement.report }));
   }
 
   /**
@@ -161,8 +165,10 @@ export class PtyHostServer {
     }
     this.#starting.add(sessionId);
     try {
-      const program = await preflight(spec);
-      const attached = await backend.start(spec, program);
+      const confined = this.#confinement.apply(spec, await preflight(spec));
+      // Checked again as it will really run: the wrapper exists, the (maybe new) cwd too.
+      const program = confined.spec === spec ? confined.program : await preflight(confined.spec);
+      const attached = await backend.start(confined.spec, program);
       this.#adopt(sessionId, backend, attached);
       this.#log.log('info', 'session started', { sessionId, backend: backend.name, pid: attached.pid, program });
       return attached.pid;

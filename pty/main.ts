@@ -10,6 +10,7 @@ import path from 'node:path';
 import { ConfigError, loadConfig, parseArgs, type Config } from '../src/config.ts';
 import type { Logger } from '../src/ports.ts';
 import { detectBackends } from './backends/detect.ts';
+import { loadConfinement } from './confine.ts';
 import { PtyHostServer } from './host.ts';
 import { jsonLogger } from '../src/logger.ts';
 
@@ -26,7 +27,14 @@ async function main(config: Config, log: Logger): Promise<void> {
   mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
   await removeStaleSocket(socketPath);
 
-  const host = new PtyHostServer(log, await detectBackends(socketPath, log, config.sessionBaseEnv.PATH));
+  const confinement = await loadConfinement({
+    user: config.sessionUser,
+    sandbox: config.sessionSandbox,
+    hide: [path.dirname(socketPath), ...(config.sessionHide ?? [])],
+    hostHome: process.env.HOME,
+  });
+  if (confinement.report.user || confinement.report.sandbox !== 'none') log.log('info', 'sessions are confined', { ...confinement.report });
+  const host = new PtyHostServer(log, await detectBackends(socketPath, log, config.sessionBaseEnv.PATH), confinement);
   // Before listening, so the first `list` already names the sessions an earlier host left.
   await host.recover();
   const server = createServer((socket) => host.accept(socket));

@@ -62,7 +62,14 @@ export const RequestSchema = v.variant('t', [
  * (matched by `rid`), and session events (only after the connection sent `events`).
  */
 export const HostMessageSchema = v.variant('t', [
-  v.object({ t: v.literal('hello'), protocol: int, pid: int, backends: v.array(v.string()) }),
+  v.object({
+    t: v.literal('hello'),
+    protocol: int,
+    pid: int,
+    backends: v.array(v.string()),
+    // Absent from hosts older than this field: they run sessions unconfined.
+    confinement: v.optional(v.object({ user: v.nullable(v.string()), sandbox: v.picklist(['none', 'bwrap']) })),
+  }),
   v.object({ t: v.literal('spawned'), rid, pid: int }),
   v.object({ t: v.literal('listed'), rid, sessions: v.array(SessionInfoSchema) }),
   v.object({ t: v.literal('failed'), rid, code: v.picklist(spawnErrorCodes), message: v.string() }),

@@ -4,6 +4,7 @@ import type { Authenticator } from '../src/auth/authenticator.ts';
 import type { Config } from '../src/config.ts';
 import type { SessionHub } from '../src/hub/hub.ts';
 import type { ClientConnection, Store } from '../src/ports.ts';
+import type { ShareService } from '../src/shares/share-service.ts';
 
 /** The web terminal's bundled files by name (`terminal.js`, `terminal.css`), from the runtime adapter. */
 export interface WebAssets {
@@ -17,6 +18,7 @@ export interface AppDeps {
   store: Store;
   hub: SessionHub;
   auth: Authenticator;
+  shares: ShareService;
   /** The web terminal's bundled files (absent: this runtime serves no web terminal). */
   webAssets?: WebAssets;
   upgradeWebSocket: UpgradeWebSocket;

@@ -4,6 +4,7 @@ import { coversSession, hasScope, type Principal, type Scope } from '../src/auth
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import { newSessionRecord, parseCreateSession } from '../src/hub/session-record.ts';
 import { recordingResponse } from './recording.ts';
+import { shareRoutes } from './shares.ts';
 import type { SessionRecord } from '../src/ports.ts';
 import type { SessionInfo, SessionList, SessionTerminated } from '../src/protocol/session-info.ts';
 import type { AppDeps } from './deps.ts';
@@ -108,6 +109,8 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     const body: SessionTerminated = { session_id: rec.id, terminated: outcome !== null, state: outcome ?? rec.state };
     return c.json(body, outcome === 'closing' ? 202 : 200);
   });
+
+  app.route('/:session_id/shares', shareRoutes(deps));
 
   app.onError((e, c) => {
     const err = toBindingError(e);

@@ -86,9 +86,22 @@ function page(instanceId: string): string {
       <span id="session-title"></span>
       <span id="role" class="badge"></span>
       <button id="toggle-role" type="button"></button>
+      <button id="share" type="button" title="Share a link that watches or types in this session">Share</button>
       <button id="recording" type="button" title="Download the retained log as asciicast v2">Recording</button>
       <button id="detach" type="button">Detach</button>
     </div>
+    <section id="share-panel" class="panel" hidden>
+      <form id="share-form">
+        <div class="row">
+          <select name="scope" aria-label="What the link may do"><option value="pty:observe">Watch only</option><option value="pty:control">Pair (may type)</option></select>
+          <select name="expires" aria-label="Expires after"><option value="3600">1 hour</option><option value="86400">1 day</option><option value="604800">7 days</option></select>
+          <input name="label" placeholder="label (optional)" maxlength="128">
+          <button id="share-create">Create link</button>
+        </div>
+      </form>
+      <div class="row"><input id="share-url" readonly aria-label="Share link"><button id="share-copy" type="button">Copy</button></div>
+      <ul id="share-list"></ul>
+    </section>
     <div id="observer-banner" class="banner" hidden></div>
     <div id="ended-banner" class="banner ended" hidden></div>
     <p id="error" class="error" hidden></p>

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The system programs the test suite drives for real: tmux and screen (multiplexer backends, the
-# attach CLI tests), vi (full-screen keyframe tests), chromium (the web page, via playwright-core).
+# attach CLI tests), vi (full-screen keyframe tests), bwrap (the session sandbox), chromium (the web
+# page, via playwright-core).
 # `npm run check` runs this first, so the README's test command works on a fresh Debian machine:
 # as root with apt it installs what is missing; otherwise it stops at once naming what to install.
 set -euo pipefail
 
 missing=()
-for pair in tmux:tmux screen:screen vi:vim-tiny; do
+for pair in tmux:tmux screen:screen vi:vim-tiny bwrap:bubblewrap; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
 if [ -n "${CHROMIUM_PATH:-}" ]; then

@@ -77,6 +77,24 @@ const SETTINGS = {
     help: 'command for sessions that name none (default $SHELL -l, else /bin/sh -l)',
   },
   logLevel: { env: 'PTY_WS_LOG_LEVEL', default: 'info', schema: logLevel, help: 'debug, info, warn or error' },
+  sessionUser: {
+    env: 'PTY_WS_SESSION_USER',
+    default: () => undefined,
+    schema: v.optional(v.pipe(v.string(), v.regex(/^[a-z_][a-z0-9_.-]{0,31}$/i, 'a user name'))),
+    help: 'run session processes as this unprivileged user (the PTY host must run as root); docs/security.md',
+  },
+  sessionSandbox: {
+    env: 'PTY_WS_SESSION_SANDBOX',
+    default: 'none',
+    schema: v.picklist(['none', 'bwrap']),
+    help: 'bwrap = run each session in a bubblewrap sandbox that hides the state dir, sockets and other sessions',
+  },
+  sessionHide: {
+    env: 'PTY_WS_SESSION_HIDE',
+    default: () => undefined,
+    schema: v.optional(v.pipe(v.string(), v.transform((s) => s.split(':').filter(Boolean)), v.check((l) => l.every((d) => d.startsWith('/')), 'absolute paths separated by :'))),
+    help: 'with the bwrap sandbox: more directories sessions must not see, :-separated (the state dir, socket and database dirs always are)',
+  },
 } satisfies Record<string, Setting>;
 
 type Key = keyof typeof SETTINGS;

@@ -157,6 +157,32 @@ export interface QueueListener {
   settled(bytes: number): void;
 }
 
+/** A share link (docs/sharing.md): a bearer for one session, of which only the hash is kept. */
+export interface ShareRecord {
+  id: string;
+  sessionId: string;
+  instanceId: string;
+  tokenSha256: string;
+  scope: 'pty:observe' | 'pty:control';
+  label: string | null;
+  /** The principal that minted it. */
+  createdBy: string;
+  /** ISO-8601 UTC. */
+  createdAt: string;
+  expiresAt: string;
+  revokedAt: string | null;
+}
+
+export interface ShareStore {
+  create(rec: ShareRecord): Promise<void>;
+  /** The share whose token has this hash, revoked or not. */
+  byTokenHash(tokenSha256: string): Promise<ShareRecord | undefined>;
+  /** The session's shares that are neither revoked nor expired at `now` (ms), oldest first. */
+  listActive(sessionId: string, now: number): Promise<ShareRecord[]>;
+  /** Marks it revoked; false when the session has no such share, or it was revoked already. */
+  revoke(sessionId: string, shareId: string, at: string): Promise<boolean>;
+}
+
 export interface Store {
   createSession(rec: SessionRecord): Promise<void>;
   getSession(instanceId: string, sessionId: string): Promise<SessionRecord | undefined>;

@@ -14,6 +14,9 @@ import { sessionHostCaps } from './hub/session-host.ts';
 import { newSessionRecord } from './hub/session-record.ts';
 import type { HubStats, Metrics } from './metrics.ts';
 import type { Clock, Logger, PtyHost, Screen, SessionRecord, Store } from './ports.ts';
+import { confinementMismatch, type ConfinementReport } from './session-confinement.ts';
+import { ShareAuthenticator } from './shares/share-authenticator.ts';
+import { ShareService } from './shares/share-service.ts';
 import { taskOps } from './tasks/ops.ts';
 import { TaskService } from './tasks/task-service.ts';
 
@@ -22,6 +25,8 @@ export interface PtyHostLink {
   host: PtyHost;
   /** The backends the host reported it runs: exactly what binding_hello advertises. */
   backends: readonly string[];
+  /** How the host said it confines sessions (undefined: a host too old to say, unconfined). */
+  confinement: ConfinementReport | undefined;
   /** The connected host was started by this router (it may stop with it; see Router.stop). */
   startedHere(): boolean;
   /** The connected host's pid, or null while none is connected. */
@@ -59,7 +64,7 @@ export interface RouterRuntime {
 }
 
 /** What the router itself gives the app. */
-type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'ready' | 'renderMetrics';
+type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'shares' | 'ready' | 'renderMetrics';
 
 export interface Router {
   app: Hono;
@@ -95,6 +100,13 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
     throw e;
   });
 
+  const mismatch = confinementMismatch(config, ptyHost.confinement);
+  if (mismatch) {
+    await ptyHost.stop();
+    await store.close();
+    throw new Error(mismatch);
+  }
+
   // binding_hello advertises exactly what this host reported it can run.
   const sessionHost = sessionHostCaps(ptyHost.backends);
   const screens = runtime.startScreens();
@@ -123,12 +135,16 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
     throw e;
   }
 
+  // Share links are bearers too, for every route and the upgrade (docs/sharing.md).
+  const auth = new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId);
+  const shares = new ShareService({ store: store.shares, clock, instanceId: config.instanceId, endConnections: (id, message) => hub.endConnections(id, message) });
   const app = createApp({
     ...runtime.app,
     config,
     store,
     hub,
-    auth: runtime.auth,
+    auth,
+    shares,
     ready: async () => {
       const problems: string[] = [];
       await store.lastSequence('readyz').catch((e: unknown) => problems.push(`database: ${String(e)}`));

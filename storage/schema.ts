@@ -85,3 +85,22 @@ export const taskArtifacts = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.taskId, t.artifactId] })],
 );
+
+/** Share links (docs/sharing.md): a bearer for one session, stored only as its SHA-256. */
+export const shares = sqliteTable(
+  'shares',
+  {
+    id: text('id').primaryKey(),
+    sessionId: text('session_id').notNull(),
+    instanceId: text('instance_id').notNull(),
+    tokenSha256: text('token_sha256').notNull().unique(),
+    scope: text('scope', { enum: ['pty:observe', 'pty:control'] }).notNull(),
+    label: text('label'),
+    createdBy: text('created_by').notNull(),
+    /** ISO-8601 UTC. */
+    createdAt: text('created_at').notNull(),
+    expiresAt: text('expires_at').notNull(),
+    revokedAt: text('revoked_at'),
+  },
+  (t) => [index('shares_session_id_idx').on(t.sessionId)],
+);

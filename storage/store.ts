@@ -6,6 +6,7 @@ import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './lo
 import { logInserts } from './log-insert.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
 import { sessionLog, sessions } from './schema.ts';
+import { LibsqlShareStore } from './share-store.ts';
 import { LibsqlTaskStore } from './task-store.ts';
 import { WriteQueue } from './write-queue.ts';
 
@@ -43,6 +44,8 @@ const { currentSequence: _currentSequence, ...recordColumns } = getTableColumns(
 export class LibsqlStore implements Store {
   /** The A2A tasks, written through this store's single writer. */
   readonly tasks: LibsqlTaskStore;
+  /** Share links, written through the same writer. */
+  readonly shares: LibsqlShareStore;
   readonly #db: StoreDatabase;
   readonly #logger: Logger | undefined;
   readonly #pending = new PendingLog();
@@ -70,6 +73,7 @@ export class LibsqlStore implements Store {
       logger: options.logger,
     });
     this.tasks = new LibsqlTaskStore(db, (queries) => this.#write(queries));
+    this.shares = new LibsqlShareStore(db, (queries) => this.#write(queries));
   }
 
   async createSession(rec: SessionRecord): Promise<void> {

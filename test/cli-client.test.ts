@@ -164,3 +164,34 @@ describe('pty-ws sessions', { timeout: 60_000 }, () => {
     expect((await cli(['sessions', 'rename'], env)).code).toBe(2);
   });
 });
+
+describe('pty-ws share', { timeout: 60_000 }, () => {
+  it('mints a link, lists shares with labels escaped, revokes', async () => {
+    server = await startTestServer();
+    const env = { PTY_WS_URL: server.origin, PTY_WS_TOKEN: server.devToken! };
+    const { session_id: id } = await server.createSession({ label: 'evil\u001b]0;pwned\u0007\u001b[2J' });
+    const minted = await cli(['share', id, '--control', '--expires', '30m', '--label', 'pair\u001b[31mred'], env);
+    expect(minted.code, minted.stderr).toBe(0);
+    const url = new URL(minted.stdout.trim());
+    const fragment = new URLSearchParams(url.hash.slice(1));
+    expect(fragment.get('session')).toBe(id);
+    expect(fragment.get('token')).toMatch(/^pwshare_/);
+    expect(fragment.has('observe')).toBe(false);
+    const shareId = /share (\S+): may type, until (\S+)/.exec(minted.stderr)!;
+    expect(Date.parse(shareId[2]!) - Date.now()).toBeGreaterThan(29 * 60_000);
+
+    const list = await cli(['share', id, '--list'], env);
+    expect(list.stdout).toMatch(/^SHARE ID\s+SCOPE\s+LABEL\s+CREATED BY\s+EXPIRES$/m);
+    expect(list.stdout).toContain(`${shareId[1]}  pty:control  pair\\x1b[31mred  dev`);
+    expect(list.stdout).not.toContain('\u001b');
+    const sessions = await cli(['sessions', 'list'], env);
+    expect(sessions.stdout).toContain('evil\\x1b]0;pwned\\x07\\x1b[2J');
+    expect(sessions.stdout).not.toContain('\u001b');
+
+    const revoked = await cli(['share', id, '--revoke', shareId[1]!], env);
+    expect(revoked.stdout.trim()).toBe(`${shareId[1]}: revoked`);
+    expect((await cli(['share', id, '--list'], env)).stdout.trim()).toBe('no active shares');
+    const observe = await cli(['share', id], env);
+    expect(new URLSearchParams(new URL(observe.stdout.trim()).hash.slice(1)).get('observe')).toBe('1');
+  });
+});

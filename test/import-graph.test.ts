@@ -14,8 +14,8 @@ const ROOT = resolve(new URL('..', import.meta.url).pathname);
  * The first pattern a path matches names its layer.
  */
 const LAYERS: Array<[string, RegExp]> = [
-  ['base', /^src\/(errors|ids|ports|config|logger|metrics|banner)\.ts$|^src\/protocol\//],
-  ['parts', /^src\/(auth|client|recording)\/|^storage\/|^pty\//],
+  ['base', /^src\/(errors|ids|ports|config|logger|metrics|banner|session-confinement)\.ts$|^src\/protocol\//],
+  ['parts', /^src\/(auth|client|recording|shares)\/|^storage\/|^pty\//],
   ['hub', /^src\/hub\//],
   ['tasks', /^src\/tasks\//],
   ['routes', /^routes\//],

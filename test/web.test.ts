@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { nodeWebSocket } from '../src/adapter/node/ws-client.ts';
 import { PtyClient } from '../src/client/pty-client.ts';
-import { launchChromium, screenText, screenshot, waitForText, type Browser } from './helpers/browser.ts';
+import { launchChromium, screenText, screenshot, typeInto, waitForText, type Browser } from './helpers/browser.ts';
 import { ClientProbe, count } from './helpers/probe.ts';
 import { startProxy, type CuttableProxy } from './helpers/proxy.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
@@ -34,12 +34,6 @@ async function openPage(fragment: string): Promise<Page> {
   (page as Page & { problems: string[] }).problems = problems;
   await page.goto(`${proxy!.origin}/#${fragment}`);
   return page;
-}
-
-async function typeInto(page: Page, text: string): Promise<void> {
-  await page.locator('#terminal .xterm').click();
-  await page.keyboard.type(text);
-  await page.keyboard.press('Enter');
 }
 
 // A browser, a server and several processes on a shared 2-core machine: generous time, same assertions.

@@ -2,8 +2,15 @@
 // end sessions, and read recordings. Uses the runtime's fetch; the bearer goes in Authorization.
 import * as v from 'valibot';
 import { RestErrorBody, SessionInfo, SessionList } from '../protocol/session-info.ts';
+import { MintedShare, ShareList, type ShareInfo } from '../protocol/share-info.ts';
 
-export type { SessionInfo };
+export type { MintedShare, SessionInfo, ShareInfo };
+
+export interface MintShareBody {
+  scope?: 'pty:observe' | 'pty:control';
+  expires_in?: number;
+  label?: string;
+}
 
 export class RestError extends Error {
   constructor(
@@ -49,6 +56,21 @@ export class SessionsApi {
 
   delete(sessionId: string): Promise<{ session_id: string; terminated: boolean; state: string }> {
     return this.call('DELETE', `/${encodeURIComponent(sessionId)}`, v.object({ session_id: v.string(), terminated: v.boolean(), state: v.string() }));
+  }
+
+  /** Mints a share link of the session (docs/sharing.md); the answer holds its only copy of the token. */
+  mintShare(sessionId: string, body: MintShareBody = {}): Promise<MintedShare> {
+    return this.call('POST', `/${encodeURIComponent(sessionId)}/shares`, MintedShare, body);
+  }
+
+  async listShares(sessionId: string): Promise<ShareInfo[]> {
+    return (await this.call('GET', `/${encodeURIComponent(sessionId)}/shares`, ShareList)).shares;
+  }
+
+  /** Revokes a share: its connections close (4401) and its token stops working. */
+  async revokeShare(sessionId: string, shareId: string): Promise<void> {
+    const res = await this.fetch('DELETE', `/${encodeURIComponent(sessionId)}/shares/${encodeURIComponent(shareId)}`);
+    if (!res.ok) throw await restError(res);
   }
 
   /** The session's retained log as an asciicast v2 stream (the caller reads the body). */

@@ -124,6 +124,19 @@ export class SessionHub {
     return s ? s.kill() : null;
   }
 
+  /**
+   * Ends every connection authenticated as this principal, whatever its role: a final
+   * UNAUTHENTICATED Error, then close 4401 (a revoked share). Returns how many were ended.
+   */
+  endConnections(principalId: string, message: string): number {
+    const ending = [...this.attachments].filter((a) => a.principalId === principalId);
+    for (const a of ending) {
+      this.deps.logger.log('info', 'audit.credential_revoked', { principal: principalId, client_id: a.clientId });
+      a.end(new BindingError('UNAUTHENTICATED', message, { fatal: true }));
+    }
+    return ending.length;
+  }
+
   /** The A2A core operations registered on this hub: what binding_hello and the AgentCard advertise. */
   supportedOperations(): string[] {
     const ops = this.deps.ops ?? {};

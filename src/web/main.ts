@@ -5,6 +5,7 @@ import './style.css';
 import { RestError, SessionsApi } from '../client/sessions-api.ts';
 import { byId, show } from './dom.ts';
 import { SessionList } from './session-list.ts';
+import { SharePanel } from './share-panel.ts';
 import { TerminalView } from './terminal-view.ts';
 import { forgetToken, saveToken, takeToken } from './token.ts';
 
@@ -12,6 +13,7 @@ const instanceId = document.querySelector<HTMLMetaElement>('meta[name="pty-ws-in
 let token = takeToken();
 let api = new SessionsApi({ origin: location.origin, instanceId, token });
 let view: TerminalView | null = null;
+let sharePanel: SharePanel | null = null;
 let attached: string | null = null;
 
 const errorBox = byId('error');
@@ -57,6 +59,8 @@ function route(): void {
   const params = new URLSearchParams(location.hash.slice(1));
   const sessionId = params.get('session');
   const observe = params.get('observe') === '1';
+  // A watch link (docs/sharing.md) can do nothing but watch: offer nothing else.
+  const watchOnly = observe && ((token?.startsWith('pwshare_') ?? false) || document.body.classList.contains('watch-only'));
   if (view && attached === sessionId) return;
   view?.dispose();
   view = null;
@@ -67,12 +71,25 @@ function route(): void {
   show(byId('bar'), sessionId !== null);
   show(byId('members-panel'), sessionId !== null);
   show(byId('empty'), sessionId === null);
+  document.body.classList.toggle('watch-only', watchOnly);
+  sharePanel?.close();
+  sharePanel = null;
   byId('status').textContent = 'not attached';
   byId('status').className = 'pill';
   void refresh();
   if (!sessionId) return;
 
   byId('session-title').textContent = `session …${sessionId.slice(-8)}`;
+  sharePanel = watchOnly
+    ? null
+    : new SharePanel(api, sessionId, {
+        panel: byId('share-panel'),
+        form: byId<HTMLFormElement>('share-form'),
+        url: byId<HTMLInputElement>('share-url'),
+        copy: byId<HTMLButtonElement>('share-copy'),
+        list: byId<HTMLUListElement>('share-list'),
+        onError: showError,
+      });
   view = new TerminalView(
     { api, sessionId, token, observe, label: params.get('label') || 'browser' },
     {
@@ -90,6 +107,11 @@ function route(): void {
         view?.dispose();
         showError(why === 'gone' ? 'This session no longer exists.' : 'The token is no longer accepted.');
         if (why === 'unauthorized') show(tokenForm, true);
+      },
+      onWatchOnly: () => {
+        attached = null;
+        params.set('observe', '1');
+        location.hash = params.toString();
       },
     },
   );
@@ -115,6 +137,7 @@ byId('detach').addEventListener('click', () => {
   location.hash = '';
 });
 byId('recording').addEventListener('click', () => void download());
+byId('share').addEventListener('click', () => void sharePanel?.toggle());
 window.addEventListener('hashchange', route);
 setInterval(() => void refresh(), 5000);
 route();

@@ -23,6 +23,8 @@ export interface TerminalUi {
   onLive(): void;
   /** The session is gone or the token no longer works: leave this view. */
   onLost(reason: 'gone' | 'unauthorized'): void;
+  /** This bearer may only observe (it asked for controller and was refused): watch instead. */
+  onWatchOnly(): void;
 }
 
 export interface TerminalOptions {
@@ -82,7 +84,9 @@ export class TerminalView {
       this.term.focus();
       this.ui.onLive();
     } catch (e) {
-      this.ui.onError(e instanceof Error ? e.message : String(e));
+      const message = e instanceof Error ? e.message : String(e);
+      if (!this.opts.observe && isObserveOnly(message)) return this.ui.onWatchOnly();
+      this.ui.onError(message);
       void this.checkSession();
     }
   }
@@ -123,6 +127,7 @@ export class TerminalView {
     });
     client.on('error', (e) => {
       if (e.code === 'PTY_OUTPUT_LAGGED' || e.code === 'REPLAY_OUT_OF_RANGE') return;
+      if (isObserveOnly(`${e.code}: ${e.message}`)) document.body.classList.add('watch-only');
       this.ui.onError(`${e.code}: ${e.message}`);
     });
     client.on('end', (end) => {
@@ -191,4 +196,9 @@ export class TerminalView {
       if (e.status === 401) this.ui.onLost('unauthorized');
     }
   }
+}
+
+/** The server's refusal of the controller role to a principal that has only pty:observe. */
+function isObserveOnly(message: string): boolean {
+  return message.startsWith('PERMISSION_DENIED') && message.includes('pty:observe');
 }

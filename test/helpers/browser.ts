@@ -51,3 +51,10 @@ export async function waitForText(page: Page, selector: string, pattern: RegExp,
   );
   return (await page.locator(selector).textContent()) ?? '';
 }
+
+/** Clicks into the terminal, types `text` and presses Enter. */
+export async function typeInto(page: Page, text: string): Promise<void> {
+  await page.locator('#terminal .xterm').click();
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+}

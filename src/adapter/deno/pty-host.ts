@@ -92,6 +92,8 @@ function asError(e: unknown): Error {
 export interface EnsurePtyHostOptions {
   socketPath: string;
   logger: Logger;
+  /** Extra command-line flags for a host this call starts. */
+  hostFlags?: readonly string[];
   /** How long a started host may take to print its listening line. Default 15 s. */
   startTimeoutMs?: number;
 }
@@ -102,7 +104,7 @@ export async function ensurePtyHost(options: EnsurePtyHostOptions): Promise<PtyH
   try {
     const host = await connectPtyHost(socketPath, { logger });
     logger.log('info', 'using running pty host', { socket: socketPath });
-    return { host, backends: host.backends, startedHere: () => false, pid: () => host.hostPid, close: () => host.close(), stop: () => host.close() };
+    return { host, backends: host.backends, confinement: host.confinement, startedHere: () => false, pid: () => host.hostPid, close: () => host.close(), stop: () => host.close() };
   } catch (err) {
     if (!noHostListening(err)) throw err;
   }
@@ -112,6 +114,7 @@ export async function ensurePtyHost(options: EnsurePtyHostOptions): Promise<PtyH
     return {
       host,
       backends: host.backends,
+      confinement: host.confinement,
       startedHere: () => true,
       pid: () => host.hostPid,
       close: () => host.close(),
@@ -131,13 +134,13 @@ interface HostProcess {
   stop(): Promise<void>;
 }
 
-async function startHostProcess({ socketPath, logger, startTimeoutMs = 15_000 }: EnsurePtyHostOptions): Promise<HostProcess> {
+async function startHostProcess({ socketPath, logger, hostFlags = [], startTimeoutMs = 15_000 }: EnsurePtyHostOptions): Promise<HostProcess> {
   const root = decodeURIComponent(new URL('../../../', import.meta.url).pathname);
   const log = logger.child({ component: 'pty-host' });
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command('node', {
-      args: ['--import', 'tsx', `${root}pty/main.ts`, '--socket', socketPath],
+      args: ['--import', 'tsx', `${root}pty/main.ts`, '--socket', socketPath, ...hostFlags],
       // `--import tsx` resolves from the cwd, so run where this package's node_modules are.
       cwd: root,
       stdin: 'null',

@@ -6,6 +6,7 @@ import { inProcessScreens } from '../../hub/screen.ts';
 import { jsonLogger } from '../../logger.ts';
 import type { Logger } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
+import { confinementFlags } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { absolute, dirname, writeAll } from './io.ts';
 import { ensurePtyHost } from './pty-host.ts';
@@ -30,7 +31,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     clock: { now: Date.now },
     auth,
     metrics,
-    connectPtyHost: () => ensurePtyHost({ socketPath: absolute(config.ptySocket), logger }),
+    connectPtyHost: () => ensurePtyHost({ socketPath: absolute(config.ptySocket), logger, hostFlags: confinementFlags(config, absolute) }),
     // In this thread: Deno's Web Workers would need the emulator messages of worker-screens.ts
     // over another worker API, which is not built (see wrangler-notes.md).
     startScreens: () => ({ create: inProcessScreens, close: () => Promise.resolve() }),

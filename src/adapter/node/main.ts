@@ -15,6 +15,8 @@ commands:
               from PTY_WS_TOKEN; exits with the session process's exit status
   sessions list|create|delete
               the REST control plane (pty-ws sessions --help)
+  share <session-id> [--control] [--expires 2h] [--label L] | --list | --revoke ID
+              share links: a page URL that watches (or, with --control, types in) one session
 
 settings (each env var also has the --flag shown):
 ${settingsHelp()}
@@ -32,7 +34,7 @@ async function main(argv: string[]): Promise<number> {
     await import('../../../pty/main.ts');
     return -1;
   }
-  if (args.command === 'attach' || args.command === 'sessions') return clientCommand(argv, USAGE);
+  if (args.command === 'attach' || args.command === 'sessions' || args.command === 'share') return clientCommand(argv, USAGE);
   if (args.command !== 'start' && args.command !== 'serve') {
     process.stderr.write(`pty-ws: unknown command "${args.command}"\n\n${USAGE}`);
     return 2;

@@ -15,6 +15,8 @@ export interface EnsurePtyHostOptions {
   logger?: Logger;
   /** The log level of a host this call starts (default: its own default, info). */
   logLevel?: LogLevel;
+  /** Extra command-line flags for a host this call starts. */
+  hostFlags?: readonly string[];
   /** How long a started host may take to print its listening line. Default 15 s. */
   startTimeoutMs?: number;
   client?: Omit<PtyHostClientOptions, 'logger'>;
@@ -64,7 +66,7 @@ export async function ensurePtyHost(options: EnsurePtyHostOptions): Promise<PtyH
 
 async function startHostProcess(socketPath: string, options: EnsurePtyHostOptions): Promise<ChildProcess> {
   const mainPath = fileURLToPath(new URL('../../../pty/main.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', mainPath, '--socket', socketPath], {
+  const child = spawn(process.execPath, ['--import', 'tsx', mainPath, '--socket', socketPath, ...(options.hostFlags ?? [])], {
     // `--import tsx` resolves from the cwd, so run where this package's node_modules are.
     cwd: path.dirname(path.dirname(mainPath)),
     env: hostEnvironment(process.env, options.logLevel),

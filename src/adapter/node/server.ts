@@ -15,6 +15,7 @@ import { jsonLogger } from '../../logger.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, PtyHost } from '../../ports.ts';
 import { startRouter, type ServedRouter } from '../../router.ts';
+import { confinementFlags } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { SupervisedPtyHost } from './supervised-pty-host.ts';
 import { nodeLogCommitterFor } from './worker-log-committer.ts';
@@ -54,10 +55,12 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     metrics,
     logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
     connectPtyHost: async () => {
-      const supervised = await SupervisedPtyHost.start({ socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel });
+      const hostFlags = confinementFlags(config, (p) => resolve(p));
+      const supervised = await SupervisedPtyHost.start({ socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel, hostFlags });
       return {
         host: opts.decoratePtyHost?.(supervised) ?? supervised,
         backends: supervised.backends,
+        confinement: supervised.confinement,
         startedHere: () => supervised.startedHost,
         pid: () => supervised.hostPid,
         close: () => supervised.close(),

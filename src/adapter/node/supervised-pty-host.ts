@@ -5,6 +5,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../../ports.ts';
 import { PtyHostError } from '../../../pty/protocol.ts';
+import type { ConfinementReport } from '../../session-confinement.ts';
 import { ensurePtyHost, type PtyHostHandle } from './pty-host-process.ts';
 
 export interface SupervisedPtyHostOptions {
@@ -12,6 +13,8 @@ export interface SupervisedPtyHostOptions {
   logger: Logger;
   /** The log level of a host this router starts. */
   logLevel?: LogLevel;
+  /** Extra command-line flags for a host this router starts (how it confines sessions). */
+  hostFlags?: readonly string[];
   /** Waits before each reconnection attempt; the last one repeats. */
   retryDelaysMs?: readonly number[];
 }
@@ -34,6 +37,11 @@ export class SupervisedPtyHost implements PtyHost {
 
   private constructor(options: SupervisedPtyHostOptions) {
     this.#options = options;
+  }
+
+  /** How the connected host confines sessions, as it said in its greeting. */
+  get confinement(): ConfinementReport | undefined {
+    return this.#handle?.host.confinement;
   }
 
   /** The backends the connected host runs (empty while none is connected). */
@@ -112,8 +120,8 @@ export class SupervisedPtyHost implements PtyHost {
   }
 
   #ensure(): Promise<PtyHostHandle> {
-    const { socketPath, logger, logLevel } = this.#options;
-    return ensurePtyHost({ socketPath, logger, logLevel });
+    const { socketPath, logger, logLevel, hostFlags } = this.#options;
+    return ensurePtyHost({ socketPath, logger, logLevel, hostFlags });
   }
 
   #attach(handle: PtyHostHandle): void {

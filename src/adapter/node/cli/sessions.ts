@@ -1,6 +1,9 @@
 // `pty-ws sessions list|create|delete`: the REST control plane from the command line.
-import { RestError, SessionsApi, type CreateSessionBody, type SessionInfo } from '../../../client/sessions-api.ts';
+import { SessionsApi, type CreateSessionBody, type SessionInfo } from '../../../client/sessions-api.ts';
 import type { ClientConfig } from '../../../config.ts';
+import { printable } from './printable.ts';
+import { reportFailure, reportUsage } from './report.ts';
+import { table } from './table.ts';
 
 export const SESSIONS_USAGE = `usage:
   pty-ws sessions list [--json]
@@ -16,7 +19,7 @@ export async function sessionsCommand(sub: string | undefined, positional: strin
     switch (sub) {
       case 'list': {
         const list = await api.list();
-        out(flags.json ? JSON.stringify(list, null, 2) : table(list));
+        out(flags.json ? JSON.stringify(list, null, 2) : sessionTable(list));
         return 0;
       }
       case 'create': {
@@ -37,16 +40,11 @@ export async function sessionsCommand(sub: string | undefined, positional: strin
         return usage(sub ? `unknown subcommand "${sub}"` : 'which subcommand?');
     }
   } catch (e) {
-    const hint = e instanceof RestError && e.status === 401 ? ' (pass --token or set PTY_WS_TOKEN)' : '';
-    process.stderr.write(`pty-ws: ${e instanceof Error ? e.message : String(e)}${hint}\n`);
-    return 1;
+    return reportFailure(e);
   }
 }
 
-function usage(problem: string): number {
-  process.stderr.write(`pty-ws sessions: ${problem}\n\n${SESSIONS_USAGE}`);
-  return 2;
-}
+const usage = (problem: string) => reportUsage('sessions', problem, SESSIONS_USAGE);
 
 function createBody(flags: Record<string, string>): CreateSessionBody | string {
   const body: CreateSessionBody = {};
@@ -62,16 +60,14 @@ function createBody(flags: Record<string, string>): CreateSessionBody | string {
   return body;
 }
 
-function table(list: SessionInfo[]): string {
+function sessionTable(list: SessionInfo[]): string {
   if (list.length === 0) return 'no sessions';
   const rows = list.map((s) => [
     s.session_id,
     s.state === 'closed' && s.exit_code !== null ? `closed (${s.exit_code})` : s.state,
     s.created_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
-    s.label ?? '',
-    s.command ?? (s.argv ? s.argv.join(' ') : ''),
+    printable(s.label ?? ''),
+    printable(s.command ?? (s.argv ? s.argv.join(' ') : '')),
   ]);
-  const all = [['SESSION ID', 'STATE', 'CREATED', 'LABEL', 'COMMAND'], ...rows];
-  const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
-  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return table(['SESSION ID', 'STATE', 'CREATED', 'LABEL', 'COMMAND'], rows);
 }

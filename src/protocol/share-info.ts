@@ -1,0 +1,21 @@
+// Share links as the REST routes describe them (docs/sharing.md): the server's responses are typed
+// from these schemas and the client parses them with the same ones.
+import * as v from 'valibot';
+
+export const ShareScope = v.picklist(['pty:observe', 'pty:control']);
+
+export const ShareInfo = v.object({
+  share_id: v.string(),
+  scope: ShareScope,
+  label: v.nullable(v.string()),
+  created_by: v.string(),
+  created_at: v.string(),
+  expires_at: v.string(),
+});
+export type ShareInfo = v.InferOutput<typeof ShareInfo>;
+
+/** The answer to minting: the only place the token is ever shown. */
+export const MintedShare = v.object({ ...ShareInfo.entries, token: v.string(), url: v.string(), session_id: v.string() });
+export type MintedShare = v.InferOutput<typeof MintedShare>;
+
+export const ShareList = v.object({ shares: v.array(ShareInfo) });

@@ -1,0 +1,42 @@
+// Share tokens as bearers (docs/sharing.md): a token with the share prefix is looked up by its
+// hash in the database; anything else goes to the configured authenticator. A share's principal
+// may do, on its one session, what its scope allows, until it expires or is revoked.
+import { BindingError } from '../errors.ts';
+import { sha256Hex } from '../ids.ts';
+import type { Clock, ShareRecord, ShareStore } from '../ports.ts';
+import type { Authenticator } from '../auth/authenticator.ts';
+import type { Principal } from '../auth/principal.ts';
+
+/** Every share token starts with this, so other bearers never cost a database lookup. */
+export const SHARE_TOKEN_PREFIX = 'pwshare_';
+
+/** A share's principal id: its own (audit logs tell shares apart), never its minter's. */
+export const sharePrincipalId = (shareId: string): string => `share:${shareId}`;
+
+/** The principal of a share: its scope, on its one session, until it expires. */
+export function sharePrincipal(rec: ShareRecord): Principal {
+  return { id: sharePrincipalId(rec.id), scopes: new Set([rec.scope]), sessions: new Set([rec.sessionId]), expiresAt: Date.parse(rec.expiresAt) };
+}
+
+export class ShareAuthenticator implements Authenticator {
+  constructor(
+    private readonly base: Authenticator,
+    private readonly shares: ShareStore,
+    private readonly clock: Clock,
+    private readonly instanceId: string,
+  ) {}
+
+  get enforced(): boolean {
+    return this.base.enforced;
+  }
+
+  async authenticate(token: string | null): Promise<Principal> {
+    // With auth off every caller is trusted anyway; a share token then means nothing more.
+    if (!this.base.enforced || !token?.startsWith(SHARE_TOKEN_PREFIX)) return this.base.authenticate(token);
+    const rec = await this.shares.byTokenHash(await sha256Hex(token));
+    if (!rec || rec.instanceId !== this.instanceId) throw new BindingError('UNAUTHENTICATED', 'unknown share token');
+    if (rec.revokedAt !== null) throw new BindingError('UNAUTHENTICATED', 'this share link was revoked');
+    if (Date.parse(rec.expiresAt) <= this.clock.now()) throw new BindingError('UNAUTHENTICATED', 'this share link has expired');
+    return sharePrincipal(rec);
+  }
+}

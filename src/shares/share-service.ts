@@ -1,0 +1,68 @@
+// Minting, listing and revoking share links (docs/sharing.md). A share never grants more than its
+// minter has: not a wider scope, not another session, not a longer life than the minter's own
+// credential. Revoking one ends its connections at once.
+import * as v from 'valibot';
+import { hasScope, type Principal } from '../auth/principal.ts';
+import { BindingError } from '../errors.ts';
+import { randomToken, sha256Hex, uuidv7 } from '../ids.ts';
+import { describeIssue } from '../protocol/envelope.ts';
+import type { Clock, ShareRecord, ShareStore } from '../ports.ts';
+import { SHARE_TOKEN_PREFIX, sharePrincipalId } from './share-authenticator.ts';
+
+export const MAX_SHARE_SECONDS = 604_800;
+const DEFAULT_SHARE_SECONDS = 3600;
+
+export const MintShare = v.object({
+  scope: v.optional(v.picklist(['pty:observe', 'pty:control'], 'scope must be "pty:observe" or "pty:control"'), 'pty:observe'),
+  expires_in: v.optional(v.pipe(v.number('expires_in must be a number of seconds'), v.integer(), v.minValue(1), v.maxValue(MAX_SHARE_SECONDS, `expires_in is at most ${MAX_SHARE_SECONDS} seconds (7 days)`)), DEFAULT_SHARE_SECONDS),
+  label: v.optional(v.pipe(v.string(), v.maxLength(128))),
+});
+
+export interface ShareServiceDeps {
+  store: ShareStore;
+  clock: Clock;
+  instanceId: string;
+  /** Ends every connection authenticated as this principal (4401). */
+  endConnections(principalId: string, message: string): void;
+}
+
+export class ShareService {
+  constructor(private readonly deps: ShareServiceDeps) {}
+
+  /** Mints a share of `sessionId` for `minter`; the token is returned only here. */
+  async mint(minter: Principal, sessionId: string, body: unknown): Promise<{ share: ShareRecord; token: string }> {
+    const r = v.safeParse(MintShare, body ?? {});
+    if (!r.success) throw new BindingError('INVALID_REQUEST', describeIssue(r.issues[0]));
+    const { scope, expires_in, label } = r.output;
+    if (!hasScope(minter, scope)) throw new BindingError('PERMISSION_DENIED', `a share cannot grant ${scope}: this bearer does not have it`);
+    const now = this.deps.clock.now();
+    // Never outliving the credential that minted it.
+    const expiresAt = Math.min(now + expires_in * 1000, minter.expiresAt ?? Infinity);
+    const token = `${SHARE_TOKEN_PREFIX}${randomToken()}`;
+    const share: ShareRecord = {
+      id: uuidv7(now),
+      sessionId,
+      instanceId: this.deps.instanceId,
+      tokenSha256: await sha256Hex(token),
+      scope,
+      label: label ?? null,
+      createdBy: minter.id,
+      createdAt: new Date(now).toISOString(),
+      expiresAt: new Date(expiresAt).toISOString(),
+      revokedAt: null,
+    };
+    await this.deps.store.create(share);
+    return { share, token };
+  }
+
+  list(sessionId: string): Promise<ShareRecord[]> {
+    return this.deps.store.listActive(sessionId, this.deps.clock.now());
+  }
+
+  /** False when the session has no such active share. */
+  async revoke(sessionId: string, shareId: string): Promise<boolean> {
+    const done = await this.deps.store.revoke(sessionId, shareId, new Date(this.deps.clock.now()).toISOString());
+    if (done) this.deps.endConnections(sharePrincipalId(shareId), 'the share link of this connection was revoked');
+    return done;
+  }
+}

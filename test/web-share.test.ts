@@ -1,0 +1,61 @@
+// Share links in a real browser (headless Chromium): a controller makes a watch link from the
+// page's Share panel, a second tab opens it and watches (no Take control, no Share, its keys reach
+// nothing), and revoking the link in the first tab ends the second one. Screenshots: test-output/.
+import { afterEach, describe, expect, it } from 'vitest';
+import { launchChromium, screenshot, typeInto, waitForText, type Browser } from './helpers/browser.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+let server: TestServer | null = null;
+let browser: Browser | null = null;
+
+afterEach(async () => {
+  await browser?.close();
+  browser = null;
+  await server?.stop();
+  server = null;
+});
+
+describe('share links in the web page', { timeout: 90_000 }, () => {
+  it('a watch link watches read-only and stops working when revoked', async () => {
+    server = await startTestServer();
+    browser = await launchChromium();
+    const id = server.defaultSession!.id;
+    const owner = await browser.context.newPage();
+    await owner.goto(`${server.origin}/#token=${server.devToken}&session=${id}&label=owner`);
+    await waitForText(owner, '#status', /^live$/);
+
+    await owner.locator('#share').click();
+    await owner.locator('#share-form select[name=scope]').selectOption('pty:observe');
+    await owner.locator('#share-form input[name=label]').fill('for-guest');
+    await owner.locator('#share-create').click();
+    await owner.waitForFunction(() => (document.querySelector<HTMLInputElement>('#share-url')?.value ?? '').includes('#token=pwshare_'));
+    const link = await owner.locator('#share-url').inputValue();
+    expect(new URL(link).search).toBe('');
+    await waitForText(owner, '#share-list', /for-guest · watch/);
+    await screenshot(owner, 'web-share-panel.png');
+
+    const guest = await browser.context.newPage();
+    const problems: string[] = [];
+    guest.on('pageerror', (e) => problems.push(e.message));
+    await guest.goto(link);
+    await waitForText(guest, '#status', /^live$/);
+    expect(await guest.locator('#role').textContent()).toBe('OBSERVER · read-only');
+    expect(await guest.locator('#toggle-role').isVisible()).toBe(false);
+    expect(await guest.locator('#share').isVisible()).toBe(false);
+    expect(await guest.locator('#create-form').isVisible()).toBe(false);
+
+    await typeInto(owner, 'echo shared-$((6*7))');
+    await waitForText(guest, '#terminal .xterm-rows', /shared-42/);
+    await typeInto(guest, 'echo guest-typed');
+    await typeInto(owner, 'echo after-$((1+1))');
+    await waitForText(guest, '#terminal .xterm-rows', /after-2/);
+    expect(await guest.locator('#terminal .xterm-rows').innerText()).not.toContain('guest-typed');
+    await screenshot(guest, 'web-share-guest.png');
+
+    await owner.locator('#share-list button.revoke').click();
+    await waitForText(owner, '#share-list', /No active shares/);
+    await waitForText(guest, '#status', /^disconnected$/);
+    await waitForText(guest, '#error', /revoked|refused this token/);
+    expect(problems).toEqual([]);
+  });
+});
