@@ -14,6 +14,7 @@ import type { JoinRights } from './join-spec.ts';
 import type { LiveSession } from './live-session.ts';
 import { keyframeFor, recoverLagged } from './flushes.ts';
 import { KeyframePacer } from './keyframe-pacer.ts';
+import { opContext, type OpConnection } from './op-context.ts';
 import { Member } from './member.ts';
 import { helloSessionHost } from './session-host.ts';
 import { unicast } from './wire.ts';
@@ -190,23 +191,17 @@ export class Attachment {
   private extraHandler(op: string): Handler | undefined {
     const ops = this.hub.deps.ops ?? {};
     const handler = Object.hasOwn(ops, op) ? ops[op] : undefined;
-    if (!handler) return undefined;
-    const serviceParameters = () => this.serviceParameters;
-    return (session, frame) =>
-      handler({
-        session,
-        frame,
-        principal: this.principal,
-        clientId: this.clientId,
-        get serviceParameters() {
-          return serviceParameters();
-        },
-        payload: (schema) => parsePayload(schema, frame),
-        reply: (op, payload, id = frame.id) => this.send(op, id, payload, session.currentSequence),
-        sendLog: (log) => (this.member ? this.member.sendLog(log) : this.conn.sendText(log.json)),
-        onClose: (listener) => this.onEnded(listener),
-      });
+    return handler && ((session, frame) => handler(opContext(this.opConnection, session, frame)));
   }
+
+  private readonly opConnection: OpConnection = {
+    principal: () => this.principal,
+    clientId: () => this.clientId,
+    serviceParameters: () => this.serviceParameters,
+    send: (op, id, payload, sequence) => this.send(op, id, payload, sequence),
+    sendLog: (log) => (this.member ? this.member.sendLog(log) : this.conn.sendText(log.json)),
+    onEnded: (listener) => this.onEnded(listener),
+  };
 
   private async join(s: LiveSession, f: ClientEnvelope): Promise<void> {
     if (this.member) throw new BindingError('INVALID_REQUEST', 'this connection has already joined the session');
