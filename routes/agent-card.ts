@@ -4,10 +4,16 @@ import { BINDING_URI, EXTENSION_URI } from '../src/protocol/uris.ts';
 
 export function agentCard(config: Config, origins: { http: string; ws: string }, authEnforced: boolean, operations: string[]) {
   const endpoint = `${origins.ws}/agents/${encodeURIComponent(config.instanceId)}/sessions/{session_id}/attach`;
+  const a2a = `${origins.http}/agents/${encodeURIComponent(config.instanceId)}/a2a`;
+  // mTLS is one more way in (either one suffices), only where this server terminates TLS itself.
+  const mtls = config.tlsClientCa !== undefined && config.tlsCert !== undefined;
   const security = authEnforced
     ? {
-        securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'bearer', description: 'Authorization: Bearer, or the bearer.<base64url token> subprotocol entry' } } },
-        securityRequirements: [{ schemes: { bearer: { list: [] } } }],
+        securitySchemes: {
+          bearer: { httpAuthSecurityScheme: { scheme: 'bearer', description: 'Authorization: Bearer, or the bearer.<base64url token> subprotocol entry' } },
+          ...(mtls ? { mtls: { mtlsSecurityScheme: { description: 'a client certificate from the configured CA: subject CN = principal, subject OU values = scopes (pty:observe, pty:control, pty:admin)' } } } : {}),
+        },
+        securityRequirements: [{ schemes: { bearer: { list: [] } } }, ...(mtls ? [{ schemes: { mtls: { list: [] } } }] : [])],
       }
     : {};
   return {
@@ -15,7 +21,13 @@ export function agentCard(config: Config, origins: { http: string; ws: string },
     description: 'Live terminal sessions that people and agents attach to over one WebSocket.',
     version: '0.1.0',
     provider: { organization: 'pty-ws', url: origins.http },
-    supportedInterfaces: [{ url: endpoint, protocolBinding: BINDING_URI, protocolVersion: '1.0' }],
+    // The standard bindings first, JSON-RPC preferred (docs/a2a.md): a generic A2A client picks the
+    // first it speaks; the pty-ws binding is for attaching to a terminal.
+    supportedInterfaces: [
+      { url: `${a2a}/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url: `${a2a}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      { url: endpoint, protocolBinding: BINDING_URI, protocolVersion: '1.0' },
+    ],
     bindings: [
       {
         uri: BINDING_URI,
@@ -23,7 +35,7 @@ export function agentCard(config: Config, origins: { http: string; ws: string },
         preference: 'secondary',
         operations,
         notes:
-          'Optimal for interactive PTY attach; control-plane operations preferred via REST. ListTasks on this binding is scoped to the connection\'s session (binding §4.4 deviation). ' +
+          'Optimal for interactive PTY attach; control-plane operations preferred via the standard JSON-RPC and HTTP+JSON interfaces (supportedInterfaces). ListTasks on this binding is scoped to the connection\'s session (binding §4.4 deviation). ' +
           'A message to a session running a shell is a command run in the live terminal (its output is the task artifact); push-notification config operations answer UNSUPPORTED_OPERATION (PushNotificationNotSupportedError).',
       },
     ],
@@ -60,7 +72,9 @@ export function agentCard(config: Config, origins: { http: string; ws: string },
       {
         id: 'shell-command',
         name: 'Run a command in the terminal',
-        description: 'SendMessage with a text part runs it in the session\'s shell, visibly to everyone attached; the task completes with its exit status and output.',
+        description:
+          'SendMessage with a text part runs it in the session\'s shell, visibly to everyone attached; the task completes with its exit status and output. ' +
+          'The contextId is the session id: without one a new session starts (its host from message.metadata["pty-ws/session"]: argv, command, cwd, env, terminal_size, label, session_backend).',
         tags: ['shell', 'command', 'task'],
         examples: ['ls -la', 'make test'],
       },

@@ -1,6 +1,8 @@
-// The HTTP surface: health, AgentCard, REST sessions and the attach upgrade. Web-standard Request/Response only.
+// The HTTP surface: health, AgentCard, REST sessions, the standard A2A bindings and the attach upgrade. Web-standard Request/Response only.
 import { Hono } from 'hono';
 import { restError } from '../src/errors.ts';
+import { a2aJsonRpcRoute } from './a2a-jsonrpc.ts';
+import { a2aRestRoute } from './a2a-rest.ts';
 import { agentCard } from './agent-card.ts';
 import { attachHandler } from './attach.ts';
 import type { AppDeps } from './deps.ts';
@@ -20,7 +22,7 @@ export function createApp(deps: AppDeps): Hono {
     return problems.length === 0 ? c.json({ status: 'ready' }) : c.json({ status: 'unavailable', problems }, 503);
   });
   app.get('/metrics', async (c) => {
-    const principal = await deps.auth.authenticate(bearerFromHeader(c)).catch(() => null);
+    const principal = await deps.auth.authenticate(bearerFromHeader(c), deps.clientCertificate?.(c)).catch(() => null);
     if (!principal || !hasScope(principal, 'pty:observe')) return c.json(restError('UNAUTHENTICATED', 'metrics need a bearer with pty:observe'), 401);
     const { contentType, body } = await deps.renderMetrics();
     return c.body(body, 200, { 'content-type': contentType });
@@ -28,6 +30,8 @@ export function createApp(deps: AppDeps): Hono {
   app.get('/.well-known/agent-card.json', (c) => c.json(agentCard(deps.config, publicOrigins(c, requestIsSecure(c, deps.config)), deps.auth.enforced, deps.hub.supportedOperations())));
   app.get('/agents/:instance_id/sessions/:session_id/attach', attachHandler(deps));
   app.route('/agents/:instance_id/sessions', sessionRoutes(deps));
+  a2aJsonRpcRoute(app, deps);
+  a2aRestRoute(app, deps);
   app.get('/', webPageHandler(deps));
   app.get('/assets/:name', webAssetHandler(deps));
   app.notFound((c) => c.json(restError('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));

@@ -37,7 +37,7 @@ export function attachHandler(deps: AppDeps) {
       requireSecureTransport(c, config);
       checkOrigin(c, config);
       const negotiated = negotiate(c.req.header('sec-websocket-protocol'), auth.enforced || config.production);
-      const principal = await auth.authenticate(bearerFromHeader(c) ?? negotiated.bearer);
+      const principal = await auth.authenticate(bearerFromHeader(c) ?? negotiated.bearer, deps.clientCertificate?.(c));
       principalId = principal.id;
 
       const instanceId = c.req.param('instance_id');

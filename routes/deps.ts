@@ -1,6 +1,8 @@
 import type { Context } from 'hono';
 import type { UpgradeWebSocket, WSContext } from 'hono/ws';
+import type { A2aControlPlane } from '../src/a2a/control-plane.ts';
 import type { Authenticator } from '../src/auth/authenticator.ts';
+import type { ClientCertificate } from '../src/auth/client-certificate.ts';
 import type { Config } from '../src/config.ts';
 import type { SessionHub } from '../src/hub/hub.ts';
 import type { ClientConnection, Store } from '../src/ports.ts';
@@ -19,11 +21,15 @@ export interface AppDeps {
   hub: SessionHub;
   auth: Authenticator;
   shares: ShareService;
+  /** The operations of the standard A2A bindings (JSON-RPC and HTTP+JSON). */
+  a2a: A2aControlPlane;
   /** The web terminal's bundled files (absent: this runtime serves no web terminal). */
   webAssets?: WebAssets;
   upgradeWebSocket: UpgradeWebSocket;
   /** The adapter's view of an accepted socket; `onStale` runs when keepalive gives up on it. */
   wrapSocket(ws: WSContext, binary: boolean, onStale: () => void): ClientConnection & { dispose(): void };
+  /** The client certificate of the request's TLS connection, where mTLS is on (PTY_WS_TLS_CLIENT_CA). */
+  clientCertificate?(c: Context): ClientCertificate | undefined;
   /** The caller's network address as the runtime sees it (for the audit log). */
   remoteAddress(c: Context): string | undefined;
   /** What keeps the server from serving: empty once the database and the PTY host answer. */

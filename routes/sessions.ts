@@ -20,7 +20,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   app.use('*', async (c, next) => {
     requireSecureTransport(c, config);
     if (hasTokenInQuery(c)) throw new BindingError('INVALID_REQUEST', 'tokens must not travel in the URL query: use Authorization: Bearer');
-    const principal = await auth.authenticate(bearerFromHeader(c));
+    const principal = await auth.authenticate(bearerFromHeader(c), deps.clientCertificate?.(c));
     if (c.req.param('instance_id') !== config.instanceId) return c.json(restError('not_found', `unknown instance ${c.req.param('instance_id')}`), 404);
     requireScope(principal, 'pty:observe');
     c.set('principal', principal);

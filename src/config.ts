@@ -57,6 +57,7 @@ const SETTINGS = {
   production: { env: 'PTY_WS_PRODUCTION', default: '0', schema: bool01, help: '1 = wss only, auth and subprotocol required' },
   tlsCert: { env: 'PTY_WS_TLS_CERT', default: () => undefined, schema: optStr, help: 'serve https/wss with this certificate file' },
   tlsKey: { env: 'PTY_WS_TLS_KEY', default: () => undefined, schema: optStr, help: 'private key file for PTY_WS_TLS_CERT' },
+  tlsClientCa: { env: 'PTY_WS_TLS_CLIENT_CA', default: () => undefined, schema: optStr, help: 'mTLS: accept client certificates issued by this CA (PEM file); CN = principal, OU = scopes' },
   trustProxyTls: { env: 'PTY_WS_TRUST_PROXY_TLS', default: '0', schema: bool01, help: 'trust X-Forwarded-Proto: https from a TLS proxy' },
   allowedOrigins: { env: 'PTY_WS_ALLOWED_ORIGINS', default: () => undefined, schema: originList, help: 'browser Origins allowed to upgrade, comma-separated (* = any; default same origin)' },
   pingIntervalMs: { env: 'PTY_WS_PING_INTERVAL_MS', default: '30000', schema: int(100, 3_600_000), help: 'WebSocket Ping cadence' },

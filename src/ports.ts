@@ -305,4 +305,21 @@ export interface TaskStore {
   listTasks(contextId: string, opts: TaskReadOptions & { pageSize: number; after?: TaskCursor; state?: TaskState }): Promise<TaskPage>;
   /** Tasks of this instance's sessions that are not in a terminal state, with their history sizes. */
   unfinishedTasks(instanceId: string): Promise<Array<{ task: Task; historySize: number }>>;
+  /** The session (context) a task of this instance belongs to; task ids are unique per instance. */
+  taskContext(instanceId: string, taskId: string): Promise<string | undefined>;
+  /** A ListTasks page across the instance's sessions (the standard A2A bindings), ordered like listTasks. */
+  listInstanceTasks(query: InstanceTaskQuery): Promise<TaskPage>;
+}
+
+export interface InstanceTaskQuery extends TaskReadOptions {
+  instanceId: string;
+  pageSize: number;
+  after?: TaskCursor;
+  /** Only this session's tasks. */
+  contextId?: string;
+  /** Only tasks of these sessions (a principal restricted to some sessions); absent = every session. */
+  contexts?: readonly string[];
+  state?: TaskState;
+  /** Only tasks whose status changed strictly after this instant (ISO-8601 UTC, as stored). */
+  statusTimestampAfter?: string;
 }

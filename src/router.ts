@@ -5,6 +5,7 @@ import type { Hono } from 'hono';
 import { createApp } from '../routes/app.ts';
 import type { AppDeps } from '../routes/deps.ts';
 import type { LogCommitter, LogDatabase } from '../storage/log-committer.ts';
+import { A2aControlPlane } from './a2a/control-plane.ts';
 import { openStore } from '../storage/open.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import type { Listening } from './banner.ts';
@@ -15,6 +16,7 @@ import { newSessionRecord } from './hub/session-record.ts';
 import type { HubStats, Metrics } from './metrics.ts';
 import type { Clock, Logger, PtyHost, Screen, SessionRecord, Store } from './ports.ts';
 import { confinementMismatch, type ConfinementReport } from './session-confinement.ts';
+import { CertificateAuthenticator } from './auth/client-certificate.ts';
 import { ShareAuthenticator } from './shares/share-authenticator.ts';
 import { ShareService } from './shares/share-service.ts';
 import { taskOps } from './tasks/ops.ts';
@@ -64,7 +66,7 @@ export interface RouterRuntime {
 }
 
 /** What the router itself gives the app. */
-type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'shares' | 'ready' | 'renderMetrics';
+type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'shares' | 'a2a' | 'ready' | 'renderMetrics';
 
 export interface Router {
   app: Hono;
@@ -136,7 +138,8 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
   }
 
   // Share links are bearers too, for every route and the upgrade (docs/sharing.md).
-  const auth = new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId);
+  // A client certificate (mTLS) names the caller when no bearer is presented.
+  const auth = new CertificateAuthenticator(new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId), () => clock.now());
   const shares = new ShareService({ store: store.shares, clock, instanceId: config.instanceId, endConnections: (id, message) => hub.endConnections(id, message) });
   const app = createApp({
     ...runtime.app,
@@ -145,6 +148,7 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
     hub,
     auth,
     shares,
+    a2a: new A2aControlPlane({ config, store, hub, clock, taskStore: store.tasks, tasks }),
     ready: async () => {
       const problems: string[] = [];
       await store.lastSequence('readyz').catch((e: unknown) => problems.push(`database: ${String(e)}`));
@@ -158,7 +162,11 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
     renderMetrics: async () => metrics.render(await hub.stats()),
   });
 
+  // `start` again on the same state: the default session nobody has started yet is reused, so
+  // restarts do not pile up unstarted "default" sessions.
   const createDefaultSession = async () => {
+    const unstarted = (await store.listSessions(config.instanceId)).find((r) => r.state === 'created' && r.createdBy === null && r.label === 'default');
+    if (unstarted) return unstarted;
     const record = newSessionRecord(
       { instanceId: config.instanceId, caps: sessionHost, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: null, now: clock.now() },
       { label: 'default' },

@@ -1,8 +1,8 @@
 // A2A tasks, their history and artifacts behind the `TaskStore` port. Writes go through the
 // store's single writer; reads query the database directly.
-import { and, asc, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
 import { UNFINISHED_STATES, type Artifact, type Message, type Task, type TaskState } from '../src/protocol/a2a.ts';
-import type { TaskCursor, TaskPage, TaskReadOptions, TaskStore, TaskWrite } from '../src/ports.ts';
+import type { InstanceTaskQuery, TaskCursor, TaskPage, TaskReadOptions, TaskStore, TaskWrite } from '../src/ports.ts';
 import { sessions, taskArtifacts, taskMessages, tasks } from './schema.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 
@@ -56,7 +56,32 @@ export class LibsqlTaskStore implements TaskStore {
   }
 
   async listTasks(contextId: string, opts: TaskReadOptions & { pageSize: number; after?: TaskCursor; state?: TaskState }): Promise<TaskPage> {
-    const filter = and(eq(tasks.contextId, contextId), opts.state ? eq(tasks.state, opts.state) : undefined);
+    return this.page(and(eq(tasks.contextId, contextId), opts.state ? eq(tasks.state, opts.state) : undefined), opts);
+  }
+
+  async listInstanceTasks(q: InstanceTaskQuery): Promise<TaskPage> {
+    const instanceSessions = this.db.select({ id: sessions.id }).from(sessions).where(eq(sessions.instanceId, q.instanceId));
+    const filter = and(
+      inArray(tasks.contextId, instanceSessions),
+      q.contextId !== undefined ? eq(tasks.contextId, q.contextId) : undefined,
+      q.contexts !== undefined ? inArray(tasks.contextId, [...q.contexts]) : undefined,
+      q.state ? eq(tasks.state, q.state) : undefined,
+      q.statusTimestampAfter !== undefined ? gt(tasks.statusTimestamp, q.statusTimestampAfter) : undefined,
+    );
+    return this.page(filter, q);
+  }
+
+  async taskContext(instanceId: string, taskId: string): Promise<string | undefined> {
+    const rows = await this.db
+      .select({ contextId: tasks.contextId })
+      .from(tasks)
+      .innerJoin(sessions, eq(sessions.id, tasks.contextId))
+      .where(and(eq(tasks.id, taskId), eq(sessions.instanceId, instanceId)));
+    return rows[0]?.contextId;
+  }
+
+  /** One page of the tasks matching `filter`, newest status first (ties by id, descending). */
+  private async page(filter: SQL | undefined, opts: TaskReadOptions & { pageSize: number; after?: TaskCursor }): Promise<TaskPage> {
     const where: SQL | undefined = opts.after ? and(filter, sql`(${tasks.statusTimestamp}, ${tasks.id}) < (${opts.after.statusTimestamp}, ${opts.after.id})`) : filter;
     const rows = await this.db
       .select({ task: tasks.task, statusTimestamp: tasks.statusTimestamp, id: tasks.id })

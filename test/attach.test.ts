@@ -243,7 +243,11 @@ describe('REST and AgentCard', () => {
     const card = (await (await fetch(`${server.origin}/.well-known/agent-card.json`)).json()) as Record<string, unknown>;
     expect(card).toMatchObject({
       name: 'pty-ws',
-      supportedInterfaces: [{ protocolBinding: 'https://agentic-sandbox.aiwg.io/bindings/pty-ws/v1', protocolVersion: '1.0' }],
+      supportedInterfaces: [
+        { protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+        { protocolBinding: 'https://agentic-sandbox.aiwg.io/bindings/pty-ws/v1', protocolVersion: '1.0' },
+      ],
       bindings: [{ uri: 'https://agentic-sandbox.aiwg.io/bindings/pty-ws/v1', preference: 'secondary' }],
       capabilities: { extensions: [{ uri: 'https://agentic-sandbox.aiwg.io/extensions/pty-extensions/v1', required: false, params: { max_controllers: 4, max_observers: 32 } }] },
     });

@@ -1,12 +1,16 @@
 // Who is calling: bearer token → principal. Token sources and their checks live behind this port.
 import { BindingError } from '../errors.ts';
+import type { ClientCertificate } from './client-certificate.ts';
 import { ANONYMOUS_ADMIN, type Principal } from './principal.ts';
 
 export interface Authenticator {
   /** False when PTY_WS_AUTH=off: every caller is the trusted local principal. */
   readonly enforced: boolean;
-  /** The principal for a bearer token; throws UNAUTHENTICATED for a missing, unknown, expired or malformed one. */
-  authenticate(token: string | null): Promise<Principal>;
+  /**
+   * The principal for a bearer token (or, with mTLS, the client certificate of the request when no
+   * bearer is presented); throws UNAUTHENTICATED for a missing, unknown, expired or malformed one.
+   */
+  authenticate(token: string | null, certificate?: ClientCertificate): Promise<Principal>;
 }
 
 export const NO_AUTH: Authenticator = {

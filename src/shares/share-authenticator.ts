@@ -5,6 +5,7 @@ import { BindingError } from '../errors.ts';
 import { sha256Hex } from '../ids.ts';
 import type { Clock, ShareRecord, ShareStore } from '../ports.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
+import type { ClientCertificate } from '../auth/client-certificate.ts';
 import type { Principal } from '../auth/principal.ts';
 
 /** Every share token starts with this, so other bearers never cost a database lookup. */
@@ -30,9 +31,9 @@ export class ShareAuthenticator implements Authenticator {
     return this.base.enforced;
   }
 
-  async authenticate(token: string | null): Promise<Principal> {
+  async authenticate(token: string | null, certificate?: ClientCertificate): Promise<Principal> {
     // With auth off every caller is trusted anyway; a share token then means nothing more.
-    if (!this.base.enforced || !token?.startsWith(SHARE_TOKEN_PREFIX)) return this.base.authenticate(token);
+    if (!this.base.enforced || !token?.startsWith(SHARE_TOKEN_PREFIX)) return this.base.authenticate(token, certificate);
     const rec = await this.shares.byTokenHash(await sha256Hex(token));
     if (!rec || rec.instanceId !== this.instanceId) throw new BindingError('UNAUTHENTICATED', 'unknown share token');
     if (rec.revokedAt !== null) throw new BindingError('UNAUTHENTICATED', 'this share link was revoked');

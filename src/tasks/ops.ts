@@ -85,7 +85,7 @@ function requireControl(ctx: OpContext, what: string): void {
   if (!hasScope(ctx.principal, 'pty:control')) throw new BindingError('PERMISSION_DENIED', `this connection's principal cannot ${what}: that needs the pty:control scope`);
 }
 
-function pushUnsupported(): BindingError {
+export function pushUnsupported(): BindingError {
   return new BindingError('UNSUPPORTED_OPERATION', 'push notifications are not supported on this server: follow tasks with SendStreamingMessage or SubscribeToTask', {
     a2a: A2A_ERRORS.pushNotificationNotSupported,
   });

@@ -150,9 +150,7 @@ export class SessionTasks {
   /** SubscribeToTask: Accepted with the task as of `current_sequence`, then (with replay_from) its missed updates, then live ones. */
   async subscribe(ctx: OpContext, taskId: string): Promise<void> {
     const conn = this.followers.connection(ctx);
-    if (!this.runs.has(taskId)) await this.read(taskId);
-    const run = this.runs.get(taskId);
-    if (!run) throw new BindingError('UNSUPPORTED_OPERATION', `task ${taskId} is in a terminal state: there is nothing to subscribe to (use GetTask)`, { metadata: { taskId } });
+    const run = await this.unfinished(taskId);
     const replayFrom = ctx.frame.replay_from;
     const catchUp = replayFrom !== null && replayFrom !== undefined;
     if (catchUp) conn.hold();
@@ -170,6 +168,26 @@ export class SessionTasks {
     }
   }
 
+  /**
+   * SubscribeToTask for a follower that is not a connection of this session (an SSE stream of the
+   * standard A2A bindings): the task as it is now; its updates follow through `conn`.
+   */
+  async watch(taskId: string, conn: TaskConnection): Promise<Task> {
+    const run = await this.unfinished(taskId);
+    this.followers.follow(taskId, conn);
+    return taskView(run.task);
+  }
+
+  /** The follower outside this session's connections is gone (its HTTP client went away). */
+  unwatch(conn: TaskConnection): void {
+    this.followers.drop(conn);
+  }
+
+  /** Resolves once every task change made so far is committed. */
+  flushed(): Promise<void> {
+    return this.writes;
+  }
+
   async unsubscribe(ctx: OpContext, taskId: string): Promise<void> {
     if (!this.runs.has(taskId)) await this.read(taskId);
     this.followers.unfollow(taskId, ctx.clientId);
@@ -181,6 +199,14 @@ export class SessionTasks {
 
   mayReplay(clientId: string, entry: LogEntry): boolean {
     return this.followers.mayReplay(clientId, entry);
+  }
+
+  /** A task that can still be followed; a terminal one cannot (a2a-model.md, Operations). */
+  private async unfinished(taskId: string): Promise<Run> {
+    if (!this.runs.has(taskId)) await this.read(taskId);
+    const run = this.runs.get(taskId);
+    if (!run) throw new BindingError('UNSUPPORTED_OPERATION', `task ${taskId} is in a terminal state: there is nothing to subscribe to (use GetTask)`, { metadata: { taskId } });
+    return run;
   }
 
   // ------------------------------------------------------------------ running

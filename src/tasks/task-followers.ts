@@ -36,6 +36,12 @@ export class TaskFollowers {
     this.byTask.get(taskId)?.delete(conn);
   }
 
+  /** A follower that is not one of the session's connections (an A2A HTTP stream) went away. */
+  drop(conn: TaskConnection): void {
+    for (const id of conn.tasks) this.byTask.get(id)?.delete(conn);
+    conn.tasks.clear();
+  }
+
   of(taskId: string): Iterable<TaskConnection> {
     return this.byTask.get(taskId) ?? [];
   }

@@ -42,6 +42,16 @@ export class TaskService {
     return tasks;
   }
 
+  /** Resolves once every task change of the session made so far is committed (a read after it sees them). */
+  flushed(sessionId: string): Promise<void> {
+    return this.sessions.get(sessionId)?.flushed() ?? Promise.resolve();
+  }
+
+  /** Resolves once every task change made so far, in any session, is committed. */
+  async flushedAll(): Promise<void> {
+    await Promise.all([...this.sessions.values()].map((t) => t.flushed()));
+  }
+
   /** The hub's replay filter: TaskStatusUpdate frames only to connections following the task. */
   readonly replayFilter = (sessionId: string, clientId: string, entry: LogEntry): boolean => {
     const tasks = this.sessions.get(sessionId);

@@ -22,6 +22,8 @@ export interface TestServer extends RunningServer {
 export interface TestServerOptions extends Omit<StartOptions, 'logger' | 'createDefaultSession'> {
   /** Start on this state dir (a restart) instead of a new temp dir; no default session then. */
   dir?: string;
+  /** Create (or reuse) the default session as `pty-ws start` does; default: only on a new dir. */
+  defaultSession?: boolean;
   /** Config fields that have no env var or flag. */
   overrides?: Partial<Config>;
 }
@@ -46,7 +48,7 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
     child: (fields) => collecting({ ...base, ...fields }),
   });
   const logger = collecting({});
-  const server = await startServer(config, { createDefaultSession: opts.dir === undefined, logger, decoratePtyHost: opts.decoratePtyHost, decorateLogCommitter: opts.decorateLogCommitter }).catch((e: unknown) => {
+  const server = await startServer(config, { createDefaultSession: opts.defaultSession ?? opts.dir === undefined, logger, decoratePtyHost: opts.decoratePtyHost, decorateLogCommitter: opts.decorateLogCommitter }).catch((e: unknown) => {
     if (opts.dir === undefined) rmSync(dir, { recursive: true, force: true });
     throw e;
   });

@@ -23,6 +23,7 @@ import type { LogCommitter, LogDatabase } from '../../../storage/log-committer.t
 import { WorkerScreens } from './worker-screens.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
 import { bundledWebAssets } from './web-assets.ts';
+import { clientCertificateOf } from './client-certificate.ts';
 
 export interface RunningServer extends ServedRouter {
   /** The PTY host this router started, if it started one. */
@@ -72,6 +73,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       webAssets: bundledWebAssets(logger),
       upgradeWebSocket,
       wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale, metrics),
+      ...(tls?.requestCert ? { clientCertificate: clientCertificateOf } : {}),
       remoteAddress: (c) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.remoteAddress,
     },
   });
@@ -113,8 +115,20 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   return { port, origin, devToken, defaultSession, hub: router.hub, ptyHostPid: () => router.ptyHost.pid(), reloadTokens, close };
 }
 
+interface TlsOptions {
+  cert: Buffer;
+  key: Buffer;
+  /** mTLS: the CA client certificates are verified against; a client may still present none (then a bearer decides). */
+  ca?: Buffer;
+  requestCert?: boolean;
+  rejectUnauthorized?: boolean;
+}
+
 /** The certificate and key, read and checked as a pair now, so a bad file stops the start with its name. */
-function loadTls(config: Config): { cert: Buffer; key: Buffer } | null {
+function loadTls(config: Config): TlsOptions | null {
+  if (config.tlsClientCa !== undefined && (config.tlsCert === undefined || config.tlsKey === undefined)) {
+    throw new ConfigError(['PTY_WS_TLS_CLIENT_CA needs PTY_WS_TLS_CERT and PTY_WS_TLS_KEY: client certificates are checked where this server terminates TLS itself']);
+  }
   if (config.tlsCert === undefined || config.tlsKey === undefined) return null;
   const read = (setting: string, file: string) => {
     try {
@@ -129,7 +143,16 @@ function loadTls(config: Config): { cert: Buffer; key: Buffer } | null {
   } catch (e) {
     throw new ConfigError([`PTY_WS_TLS_CERT ${config.tlsCert} / PTY_WS_TLS_KEY ${config.tlsKey}: not a usable certificate and key pair (${e instanceof Error ? e.message : String(e)})`]);
   }
-  return pair;
+  if (config.tlsClientCa === undefined) return pair;
+  const ca = read('PTY_WS_TLS_CLIENT_CA', config.tlsClientCa);
+  try {
+    createSecureContext({ ...pair, ca });
+  } catch (e) {
+    throw new ConfigError([`PTY_WS_TLS_CLIENT_CA ${config.tlsClientCa}: not a usable CA certificate (${e instanceof Error ? e.message : String(e)})`]);
+  }
+  // Verified in the handshake, judged per request: no certificate is fine (a bearer then decides),
+  // a certificate that fails verification is refused by the authenticator with the reason.
+  return { ...pair, ca, requestCert: true, rejectUnauthorized: false };
 }
 
 function listen(start: () => ServerType): Promise<ServerType> {

@@ -1,0 +1,105 @@
+// A2A v1.0's HTTP+JSON binding under /agents/{instance_id}/a2a/rest (docs/a2a.md): `/message:send`,
+// `/message:stream`, `/tasks`, `/tasks/{id}`, `/tasks/{id}:cancel`, `/tasks/{id}:subscribe`, the
+// push-config paths and `/extendedAgentCard`. Paths with `:verb` suffixes are matched here, not by
+// Hono's router, which reads `:` as the start of a parameter.
+import type { Context, Hono } from 'hono';
+import type { Principal } from '../src/auth/principal.ts';
+import type { A2aControlPlane } from '../src/a2a/control-plane.ts';
+import { invalidParams } from '../src/a2a/requests.ts';
+import { sseResponse } from '../src/a2a/sse.ts';
+import { restErrorBody } from '../src/a2a/wire-errors.ts';
+import { BindingError, restError, toBindingError } from '../src/errors.ts';
+import type { AppDeps } from './deps.ts';
+import { a2aCaller, jsonBody } from './a2a-request.ts';
+
+interface Call {
+  a2a: A2aControlPlane;
+  principal: Principal;
+  /** The `{id}` of a task path. */
+  id: string;
+  query: URLSearchParams;
+  body: () => Promise<unknown>;
+}
+type Answer = { json: unknown } | { stream: AsyncIterable<unknown> };
+interface Route {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: RegExp;
+  run: (call: Call) => Promise<Answer>;
+}
+
+const TASK = '([^/:]+)';
+const ROUTES: Route[] = [
+  { method: 'POST', path: /^\/message:send$/, run: async (r) => ({ json: await r.a2a.sendMessage(r.principal, await r.body()) }) },
+  { method: 'POST', path: /^\/message:stream$/, run: async (r) => ({ stream: await r.a2a.streamMessage(r.principal, await r.body()) }) },
+  { method: 'GET', path: /^\/tasks$/, run: async (r) => ({ json: await r.a2a.listTasks(r.principal, listQuery(r.query)) }) },
+  { method: 'GET', path: new RegExp(`^/tasks/${TASK}$`), run: async (r) => ({ json: await r.a2a.getTask(r.principal, { id: r.id, historyLength: numberParam(r.query, 'historyLength') }) }) },
+  { method: 'POST', path: new RegExp(`^/tasks/${TASK}:cancel$`), run: async (r) => ({ json: await r.a2a.cancelTask(r.principal, { ...(await bodyObject(r)), id: r.id }) }) },
+  { method: 'POST', path: new RegExp(`^/tasks/${TASK}:subscribe$`), run: async (r) => ({ stream: await r.a2a.subscribe(r.principal, { id: r.id }) }) },
+  { method: 'GET', path: new RegExp(`^/tasks/${TASK}:subscribe$`), run: async (r) => ({ stream: await r.a2a.subscribe(r.principal, { id: r.id }) }) },
+  ...(['POST', 'GET'] as const).map((method): Route => ({ method, path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs$`), run: async (r) => r.a2a.pushConfig(r.principal) })),
+  ...(['GET', 'DELETE'] as const).map((method): Route => ({ method, path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs/[^/]+$`), run: async (r) => r.a2a.pushConfig(r.principal) })),
+  { method: 'GET', path: /^\/extendedAgentCard$/, run: async (r) => r.a2a.extendedAgentCard() },
+];
+
+export function a2aRestRoute(app: Hono, deps: AppDeps): void {
+  app.all('/agents/:instance_id/a2a/rest/*', async (c) => {
+    try {
+      const principal = await a2aCaller(c, deps);
+      if (!principal) return c.json(restError('not_found', `unknown instance ${c.req.param('instance_id')}`), 404);
+      // The raw path: a task id is percent-decoded once, here, after the path is split.
+      const rel = /^\/agents\/[^/]+\/a2a\/rest(\/.*)$/.exec(new URL(c.req.url).pathname)?.[1] ?? '';
+      const matches = ROUTES.filter((r) => r.path.test(rel));
+      const route = matches.find((r) => r.method === c.req.method);
+      if (!route) return c.json(restError('not_found', matches.length > 0 ? `${c.req.method} is not allowed on ${rel}` : `no A2A HTTP+JSON route ${rel}`), matches.length > 0 ? 405 : 404);
+      const id = decodeSegment(route.path.exec(rel)?.[1] ?? '');
+      const answer = await route.run({ a2a: deps.a2a, principal, id, query: new URL(c.req.url).searchParams, body: () => jsonBody(c) });
+      if ('json' in answer) return c.json(answer.json);
+      return sseResponse(answer.stream, (event) => event, (e) => `event: error\ndata: ${JSON.stringify(failure(c, deps, e).body)}\n\n`);
+    } catch (e) {
+      const { body, status } = failure(c, deps, e);
+      return c.json(body, status as 400);
+    }
+  });
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw invalidParams(`the task id in the path is not valid percent-encoding: ${segment.slice(0, 128)}`);
+  }
+}
+
+/** CancelTask may carry `metadata` in its body; an empty body is fine. */
+async function bodyObject(r: Call): Promise<Record<string, unknown>> {
+  const body = await r.body();
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BindingError('INVALID_REQUEST', 'the body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+/** ListTasks' query string as its params: numbers and booleans as JSON values, anything else left for validation to name. */
+function listQuery(q: URLSearchParams): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of ['contextId', 'status', 'pageToken', 'statusTimestampAfter']) {
+    const value = q.get(key);
+    if (value !== null) out[key] = value;
+  }
+  out.pageSize = numberParam(q, 'pageSize');
+  out.historyLength = numberParam(q, 'historyLength');
+  const artifacts = q.get('includeArtifacts');
+  if (artifacts !== null) out.includeArtifacts = artifacts === 'true' ? true : artifacts === 'false' ? false : artifacts;
+  return out;
+}
+
+function numberParam(q: URLSearchParams, key: string): unknown {
+  const value = q.get(key);
+  if (value === null) return undefined;
+  return /^-?\d+$/.test(value) ? Number(value) : value;
+}
+
+function failure(c: Context, deps: AppDeps, e: unknown): { body: unknown; status: number } {
+  const err = toBindingError(e);
+  if (err.code === 'INTERNAL') deps.hub.deps.logger.log('error', 'A2A HTTP+JSON handler failed', { path: c.req.path, error: String(e) });
+  return { body: restErrorBody(err), status: err.info.http };
+}

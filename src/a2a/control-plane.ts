@@ -1,0 +1,172 @@
+// The operations of A2A v1.0's standard bindings over the task service the pty-ws binding uses:
+// one task world, reached by principal rather than by connection (docs/a2a.md). Transport-free:
+// routes/a2a-jsonrpc.ts and routes/a2a-rest.ts only decode requests and encode answers.
+import { coversSession, hasScope, type Principal, type Scope } from '../auth/principal.ts';
+import { A2A_ERRORS, BindingError } from '../errors.ts';
+import type { LiveSession } from '../hub/live-session.ts';
+import { uuidv7 } from '../ids.ts';
+import type { Task } from '../protocol/a2a.ts';
+import type { TaskStore } from '../ports.ts';
+import { pushUnsupported } from '../tasks/ops.ts';
+import { decodePageToken, encodePageToken } from '../tasks/page-token.ts';
+import type { Run, SessionTasks } from '../tasks/session-tasks.ts';
+import { taskView } from '../tasks/task-objects.ts';
+import { planMessage } from '../tasks/task-plan.ts';
+import type { TaskService } from '../tasks/task-service.ts';
+import { contextOf, type ContextDeps } from './contexts.ts';
+import { GetTaskRequest, invalidParams, ListTasksRequest, parseParams, SendMessageRequest, TaskIdRequest } from './requests.ts';
+import { TaskEventStream, type StreamResponse } from './task-events.ts';
+
+export interface ControlPlaneDeps extends ContextDeps {
+  taskStore: TaskStore;
+  tasks: TaskService;
+}
+
+export interface ListTasksResponse {
+  tasks: Task[];
+  nextPageToken: string;
+  pageSize: number;
+  totalSize: number;
+}
+
+const DEFAULT_PAGE_SIZE = 50;
+
+export class A2aControlPlane {
+  constructor(private readonly deps: ControlPlaneDeps) {}
+
+  /** SendMessage: the task once it is terminal, or as it is at once with `returnImmediately`. */
+  async sendMessage(p: Principal, params: unknown): Promise<{ task: Task }> {
+    const req = parseParams(SendMessageRequest, params);
+    const { run, tasks } = await this.submit(p, req);
+    if (req.configuration?.returnImmediately !== true) await tasks.settled(run);
+    return { task: taskView(run.task, req.configuration?.historyLength) };
+  }
+
+  /** SendStreamingMessage: the task, then its updates until it is terminal. */
+  async streamMessage(p: Principal, params: unknown): Promise<AsyncIterable<StreamResponse>> {
+    const req = parseParams(SendMessageRequest, params);
+    const events = new TaskEventStream(uuidv7(this.deps.clock.now()));
+    await this.submit(p, req, events);
+    return events;
+  }
+
+  async getTask(p: Principal, params: unknown): Promise<Task> {
+    requireScope(p, 'pty:observe', 'read tasks');
+    const { id, historyLength } = parseParams(GetTaskRequest, params);
+    const contextId = await this.contextOfTask(p, id);
+    await this.deps.tasks.flushed(contextId);
+    const task = await this.deps.taskStore.getTask(contextId, id, { historyLength, includeArtifacts: true });
+    if (!task) throw taskNotFound(id);
+    return task;
+  }
+
+  /** ListTasks across the instance, limited to the sessions the principal may see (DECISIONS §17 in docs/a2a.md). */
+  async listTasks(p: Principal, params: unknown): Promise<ListTasksResponse> {
+    requireScope(p, 'pty:observe', 'list tasks');
+    const req = parseParams(ListTasksRequest, params);
+    const pageSize = req.pageSize ?? DEFAULT_PAGE_SIZE;
+    const contexts = p.sessions ? [...p.sessions] : undefined;
+    if (contexts?.length === 0) return { tasks: [], nextPageToken: '', pageSize, totalSize: 0 };
+    await (req.contextId !== undefined ? this.deps.tasks.flushed(req.contextId) : this.deps.tasks.flushedAll());
+    const page = await this.deps.taskStore.listInstanceTasks({
+      instanceId: this.deps.config.instanceId,
+      pageSize,
+      after: req.pageToken ? pageCursor(req.pageToken) : undefined,
+      contextId: req.contextId,
+      contexts,
+      state: req.status,
+      // Stored timestamps are toISOString()'s: the same form compares as the same instant.
+      statusTimestampAfter: req.statusTimestampAfter === undefined ? undefined : new Date(req.statusTimestampAfter).toISOString(),
+      historyLength: req.historyLength,
+      includeArtifacts: req.includeArtifacts ?? false,
+    });
+    return { tasks: page.tasks, nextPageToken: page.next ? encodePageToken(page.next) : '', pageSize, totalSize: page.total };
+  }
+
+  async cancelTask(p: Principal, params: unknown): Promise<Task> {
+    requireScope(p, 'pty:control', 'cancel tasks');
+    const { id } = parseParams(TaskIdRequest, params);
+    return (await this.tasksOf(await this.contextOfTask(p, id))).cancel(id);
+  }
+
+  /** SubscribeToTask: the task as it is now, then its updates until it is terminal. */
+  async subscribe(p: Principal, params: unknown): Promise<AsyncIterable<StreamResponse>> {
+    requireScope(p, 'pty:observe', 'subscribe to tasks');
+    const { id } = parseParams(TaskIdRequest, params);
+    const tasks = await this.tasksOf(await this.contextOfTask(p, id));
+    const events = new TaskEventStream(uuidv7(this.deps.clock.now()));
+    events.whenEnded(() => tasks.unwatch(events.follower));
+    events.begin(await tasks.watch(id, events.follower));
+    return events;
+  }
+
+  /** Every push-notification config method: the scope they need, then A2A's "not supported". */
+  pushConfig(p: Principal): never {
+    requireScope(p, 'pty:control', 'configure push notifications');
+    throw pushUnsupported();
+  }
+
+  extendedAgentCard(): never {
+    throw new BindingError('UNSUPPORTED_OPERATION', 'this agent publishes no extended AgentCard (capabilities.extendedAgentCard is false)', { a2a: A2A_ERRORS.extendedAgentCardNotConfigured });
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private async submit(p: Principal, req: SendMessageRequest, events?: TaskEventStream): Promise<{ run: Run; tasks: SessionTasks }> {
+    requireScope(p, 'pty:control', 'send messages');
+    if (req.configuration?.taskPushNotificationConfig !== undefined) throw pushUnsupported();
+    const { message } = req;
+    // The parts are checked before a session is started for them.
+    planMessage(message.parts, false);
+    const contextId = message.contextId ?? (message.taskId !== undefined ? await this.contextOfTask(p, message.taskId) : undefined);
+    const { session, created } = await contextOf(this.deps, p, message, contextId);
+    const tasks = this.deps.tasks.forSession(session);
+    if (events) events.whenEnded(() => tasks.unwatch(events.follower));
+    try {
+      const run = await tasks.submit({ ...message, contextId: session.id }, { params: () => undefined, follower: events?.follower, accepted: events ? (task) => events.begin(task) : undefined });
+      return { run, tasks };
+    } catch (e) {
+      // A session started for a message that was then refused is not left running.
+      if (created) await this.deps.hub.kill(session.id).catch(() => false);
+      throw asParamsError(e);
+    }
+  }
+
+  /** The session of a task this principal may see; anything else is not found (it learns nothing). */
+  private async contextOfTask(p: Principal, taskId: string): Promise<string> {
+    const contextId = await this.deps.taskStore.taskContext(this.deps.config.instanceId, taskId);
+    if (contextId === undefined || !coversSession(p, contextId)) throw taskNotFound(taskId);
+    return contextId;
+  }
+
+  private async tasksOf(contextId: string): Promise<SessionTasks> {
+    const session: LiveSession | undefined = await this.deps.hub.session(contextId);
+    if (!session) throw new BindingError('INTERNAL', `the session ${contextId} of a stored task could not be loaded`);
+    return this.deps.tasks.forSession(session);
+  }
+}
+
+function requireScope(p: Principal, scope: Scope, what: string): void {
+  if (!hasScope(p, scope)) throw new BindingError('PERMISSION_DENIED', `this bearer cannot ${what}: that needs the ${scope} scope`);
+}
+
+/**
+ * The task runner's INVALID_REQUEST is about the message (an empty command, a task still queued),
+ * which on JSON-RPC is the params' fault (-32602), not the envelope's (-32600).
+ */
+function asParamsError(e: unknown): unknown {
+  if (!(e instanceof BindingError) || e.code !== 'INVALID_REQUEST' || e.a2a !== undefined) return e;
+  return invalidParams(e.message, e.metadata);
+}
+
+function taskNotFound(taskId: string): BindingError {
+  return new BindingError('TASK_NOT_FOUND', `task ${taskId} not found`, { metadata: { taskId } });
+}
+
+function pageCursor(token: string) {
+  try {
+    return decodePageToken(token);
+  } catch {
+    throw invalidParams('pageToken is not one this server issued: pass nextPageToken from a previous ListTasks answer');
+  }
+}
