@@ -1,4 +1,4 @@
-// The AgentCard (a2a-model.md, AgentCard; pty-ws-v1 §10), with the extension's live params.
+// The AgentCard (docs/protocol.md §10.1), with the extension's live params.
 import type { Config } from '../src/config.ts';
 import { BINDING_URI, EXTENSION_URI } from '../src/protocol/uris.ts';
 

@@ -1,4 +1,4 @@
-// The attach upgrade (pty-ws-v1 §2, §7, §11; DECISIONS §8, §12, §15): every refusal is HTTP, before the upgrade.
+// The attach upgrade (docs/protocol.md §1.4): every refusal is HTTP, before the upgrade.
 import type { Context } from 'hono';
 import type { WSContext } from 'hono/ws';
 import { AttachAdmission, type AdmissionTicket } from '../src/auth/admission.ts';

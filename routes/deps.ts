@@ -2,12 +2,17 @@ import type { Context } from 'hono';
 import type { UpgradeWebSocket, WSContext } from 'hono/ws';
 import type { A2aControlPlane } from '../src/a2a/control-plane.ts';
 import type { Authenticator } from '../src/auth/authenticator.ts';
-import type { ClientCertificate } from '../src/auth/client-certificate.ts';
+import type { ClientCertificate } from '../src/auth/certificate.ts';
 import type { Config } from '../src/config.ts';
 import type { SessionHub } from '../src/hub/hub.ts';
 import type { ClientConnection, Store } from '../src/ports.ts';
 import type { ShareService } from '../src/shares/share-service.ts';
-import type { WebAssets } from './web-page.ts';
+
+/** The web terminal's bundled files by name (`terminal.js`, `terminal.css`), from the runtime adapter. */
+export interface WebAssets {
+  /** Resolves with the file, or undefined when there is no such asset; rejects when the bundle cannot be built. */
+  get(name: string): Promise<{ body: Uint8Array; contentType: string } | undefined>;
+}
 
 /** What the routes need; each runtime adapter supplies its own WebSocket upgrade and socket wrapper. */
 export interface AppDeps {

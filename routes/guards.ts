@@ -1,5 +1,5 @@
 // Request checks shared by the attach upgrade and REST: transport security, the Host a request
-// names and browser Origin (pty-ws-v1 §11, docs/security.md).
+// names and browser Origin (docs/protocol.md §1.4, docs/security.md).
 import type { Context } from 'hono';
 import { isLoopbackHost, plaintextRefused } from '../src/auth/startup-policy.ts';
 import type { Config } from '../src/config.ts';

@@ -36,7 +36,7 @@ export function bearerFromHeader(c: Context): string | null {
 const TOKEN_QUERY_NAMES = new Set(['token', 'access_token', 'id_token', 'bearer', 'auth', 'authorization', 'jwt', 'api_key', 'apikey']);
 
 /**
- * Tokens never travel in the URL (pty-ws-v1 §11, docs/security.md attack 7): describes the first
+ * Tokens never travel in the URL (docs/protocol.md §1.3, docs/security.md attack 7): describes the first
  * query parameter that carries one — a credential name in any case, or a name or value that is a
  * JWT or a token this server knows — or null. The description never contains the token itself.
  */

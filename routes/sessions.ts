@@ -1,4 +1,4 @@
-// REST control plane for sessions (INTERFACE.md, HTTP routes).
+// REST control plane for sessions (docs/protocol.md §10); every body is typed by its schema in src/protocol/session-info.ts.
 import { Hono, type Context } from 'hono';
 import { coversSession, hasScope, type Principal, type Scope } from '../src/auth/principal.ts';
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
@@ -6,6 +6,7 @@ import { newSessionRecord, parseCreateSession } from '../src/hub/session-record.
 import { recordingResponse } from './recording.ts';
 import { shareRoutes } from './shares.ts';
 import type { SessionRecord } from '../src/ports.ts';
+import type { SessionInfo, SessionList, SessionTerminated } from '../src/protocol/session-info.ts';
 import type { AppDeps } from './deps.ts';
 import { requestIsSecure, requireSecureTransport } from './guards.ts';
 import { attachUrl, bearerFromHeader, publicOrigins } from './request.ts';
@@ -27,7 +28,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     await next();
   });
 
-  const describe = (c: Context, r: SessionRecord) => ({
+  const describe = (c: Context, r: SessionRecord): SessionInfo => ({
     session_id: r.id,
     instance_id: r.instanceId,
     attach_url: attachUrl(publicOrigins(c, config, deps.localPort(c), requestIsSecure(c, config)).ws, r.instanceId, r.id),
@@ -39,8 +40,9 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     cwd: r.cwd,
     terminal_size: { cols: r.cols, rows: r.rows },
     state: r.state,
-    // A running session's process cannot be vouched for while the PTY host is unreachable.
-    ...(r.state === 'running' && !hub.ptyHostReachable ? { pty_host: 'unreachable' } : {}),
+    // A running session's process cannot be vouched for while the PTY host is unreachable
+    // (undefined is left out of the JSON body).
+    pty_host: r.state === 'running' && !hub.ptyHostReachable ? 'unreachable' : undefined,
     created_at: r.createdAt,
     closed_at: r.closedAt,
     exit_code: r.exitCode,
@@ -82,7 +84,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   app.get('/', async (c) => {
     const principal = c.get('principal');
     const list = (await store.listSessions(config.instanceId)).filter((r) => coversSession(principal, r.id));
-    return c.json({ sessions: list.map((r) => describe(c, r)) });
+    return c.json({ sessions: list.map((r) => describe(c, r)) } satisfies SessionList);
   });
 
   app.get('/:session_id', async (c) => {
@@ -95,7 +97,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
       ...describe(c, live?.latestRecord ?? rec),
       current_sequence: live?.currentSequence ?? (await store.lastSequence(rec.id)),
       membership: live?.membership() ?? { controllers: [], observers: [] },
-    });
+    } satisfies SessionInfo);
   });
 
   // Scoped like replay: the same scope and session lookup as reading the session.
@@ -115,7 +117,8 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     }
     const outcome = await hub.kill(rec.id);
     // 202 while a process is being signalled; 200 when it is over (never started, or already ended).
-    return c.json({ session_id: rec.id, terminated: outcome !== null, state: outcome ?? rec.state }, outcome === 'closing' ? 202 : 200);
+    const body: SessionTerminated = { session_id: rec.id, terminated: outcome !== null, state: outcome ?? rec.state };
+    return c.json(body, outcome === 'closing' ? 202 : 200);
   });
 
   app.route('/:session_id/shares', shareRoutes(deps));

@@ -4,12 +4,6 @@ import type { Context } from 'hono';
 import { restError } from '../src/errors.ts';
 import type { AppDeps } from './deps.ts';
 
-/** The web terminal's bundled files by name (`terminal.js`, `terminal.css`), from the runtime adapter. */
-export interface WebAssets {
-  /** Resolves with the file, or undefined when there is no such asset; rejects when the bundle cannot be built. */
-  get(name: string): Promise<{ body: Uint8Array; contentType: string } | undefined>;
-}
-
 /** The page pulls scripts, styles and sockets from this origin only; xterm.js sets inline styles. */
 const CSP = [
   "default-src 'none'",

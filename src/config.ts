@@ -1,4 +1,4 @@
-// The one place that reads configuration: env vars and their --kebab-case flags (INTERFACE.md).
+// The one place that reads configuration: env vars and their --kebab-case flags (README, Configuration).
 // Portable: the adapter passes in the environment and argv; nothing here touches process.env.
 import * as v from 'valibot';
 
@@ -165,7 +165,7 @@ export interface Config extends Settings {
 }
 
 /**
- * Upgrade attempts one principal may make per second (pty-ws-v1 §11): generous for people and
+ * Upgrade attempts one principal may make per second (docs/protocol.md §1.6): generous for people and
  * agents reconnecting, small enough that a runaway loop is cut off at once.
  */
 export const UPGRADE_ATTEMPTS_PER_SECOND = 20;
@@ -293,7 +293,7 @@ export function settingsHelp(): string {
   return rows.join('\n');
 }
 
-/** The client commands' settings (`attach`, `sessions`): flags first, then env (INTERFACE.md, README "CLI"). */
+/** The client commands' settings (`attach`, `sessions`): flags first, then env (README, "CLI"). */
 export interface ClientConfig {
   /** Bearer token: --token or PTY_WS_TOKEN. */
   token: string | undefined;

@@ -1,4 +1,5 @@
 // One table for every binding error code: A2A error, HTTP status, close code, retryability.
+import type { ErrorFramePayload } from './protocol/server-payloads.ts';
 
 export type BindingCode =
   | 'TASK_NOT_FOUND'
@@ -33,7 +34,7 @@ export const ERROR_TABLE: Record<BindingCode, CodeInfo> = {
   REPLAY_OUT_OF_RANGE: { a2aCode: -32600, a2aName: 'ReplayOutOfRange', http: 400, close: 4400, retryable: false },
 };
 
-/** The reason of a pre-A2A-named error is the binding code itself (a2a-model.md, Errors). */
+/** The reason of a pre-A2A-named error is the binding code itself (docs/protocol.md §7.1). */
 const A2A_REASON: Partial<Record<BindingCode, string>> = {
   TASK_NOT_FOUND: 'TASK_NOT_FOUND',
   TASK_NOT_CANCELABLE: 'TASK_NOT_CANCELABLE',
@@ -55,7 +56,7 @@ export class BindingError extends Error {
   readonly code: BindingCode;
   readonly metadata: Record<string, string>;
   /** Extra, code-specific fields placed in the Error frame's payload. */
-  readonly extra: Record<string, unknown>;
+  readonly extra: ErrorExtra;
   readonly fatal: boolean;
   /** The close code when fatal: the table's, unless the situation names a more exact one (e.g. 4404). */
   readonly closeCode: number;
@@ -67,7 +68,7 @@ export class BindingError extends Error {
   constructor(
     code: BindingCode,
     message: string,
-    opts: { metadata?: Record<string, string>; extra?: Record<string, unknown>; fatal?: boolean; closeCode?: number; a2a?: A2AErrorKind; http?: number } = {},
+    opts: { metadata?: Record<string, string>; extra?: ErrorExtra; fatal?: boolean; closeCode?: number; a2a?: A2AErrorKind; http?: number } = {},
   ) {
     super(message);
     this.name = 'BindingError';
@@ -85,7 +86,7 @@ export class BindingError extends Error {
   }
 }
 
-/** A2A errors that share a binding code with others (a2a-model.md, Errors). */
+/** A2A errors that share a binding code with others (docs/protocol.md §7.1). */
 export const A2A_ERRORS = {
   pushNotificationNotSupported: { code: -32003, reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' },
   contentTypeNotSupported: { code: -32005, reason: 'CONTENT_TYPE_NOT_SUPPORTED' },
@@ -114,15 +115,10 @@ export function a2aError(code: BindingCode, message: string, metadata: Record<st
   };
 }
 
-export interface ErrorPayload {
-  code: string;
-  message: string;
-  retryable: boolean;
-  a2a_error: A2AError;
-  [extra: string]: unknown;
-}
+/** The Error frame's code-specific fields (docs/protocol.md §7). */
+export type ErrorExtra = Partial<Pick<ErrorFramePayload, 'reason' | 'oldest_retained_sequence' | 'current_sequence'>>;
 
-export function errorPayload(err: BindingError): ErrorPayload {
+export function errorPayload(err: BindingError): ErrorFramePayload & { retryable: boolean; a2a_error: A2AError } {
   return {
     ...err.extra,
     code: err.code,
@@ -138,7 +134,7 @@ export function toBindingError(e: unknown): BindingError {
   return new BindingError('INTERNAL', 'internal server error');
 }
 
-/** REST error body: `{"error": {"code", "message"}}` (INTERFACE.md). */
+/** REST error body: `{"error": {"code", "message"}}` (docs/protocol.md §10). */
 export function restError(code: string, message: string): { error: { code: string; message: string } } {
   return { error: { code, message } };
 }

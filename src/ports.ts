@@ -229,7 +229,7 @@ export interface Store {
   /** Lowest sequence still retained for the session, or null when its log is empty. */
   oldestSequence(sessionId: string): Promise<number | null>;
   /**
-   * Retention (DECISIONS §7): deletes the session's log frames that are both beyond the newest
+   * Retention (docs/protocol.md §6.5): deletes the session's log frames that are both beyond the newest
    * `keepFrames` and older than `keepSeconds`. Resolves with the number deleted.
    */
   prune(sessionId: string, opts: { keepFrames: number; keepSeconds: number; now: number }): Promise<number>;

@@ -5,7 +5,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { InstanceLease, InstanceLeaseStore, LeaseClaim } from '../src/ports.ts';
 import { instanceLeases } from './schema.ts';
-import type { BuiltQuery, StoreDatabase } from './store.ts';
+import type { BuiltQuery, StoreDatabase } from './db.ts';
 
 export class LibsqlInstanceLeases implements InstanceLeaseStore {
   constructor(

@@ -3,7 +3,7 @@
 import { and, asc, eq, gt, isNull } from 'drizzle-orm';
 import type { ShareRecord, ShareStore } from '../src/ports.ts';
 import { shares } from './schema.ts';
-import type { BuiltQuery, StoreDatabase } from './store.ts';
+import type { BuiltQuery, StoreDatabase } from './db.ts';
 
 export class LibsqlShareStore implements ShareStore {
   constructor(

@@ -1,7 +1,7 @@
-import type { Client, InValue, ResultSet } from '@libsql/client';
+import type { InValue, ResultSet } from '@libsql/client';
 import { and, asc, desc, eq, getTableColumns, gt, lt, min, sql } from 'drizzle-orm';
-import type { LibSQLDatabase } from 'drizzle-orm/libsql';
 import type { LogEntry, Logger, LogLoss, QueueListener, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
+import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
 import { logInserts } from './log-insert.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
@@ -11,8 +11,6 @@ import { LibsqlInstanceLeases } from './instance-leases.ts';
 import { storeFault } from './store-fault.ts';
 import { LibsqlTaskStore } from './task-store.ts';
 import { WriteQueue } from './write-queue.ts';
-
-export type StoreDatabase = LibSQLDatabase & { $client: Client };
 
 export interface LibsqlStoreOptions {
   logger?: Logger;
@@ -41,9 +39,6 @@ export interface PruneOptions {
   /** Milliseconds since the epoch. */
   now: number;
 }
-
-/** A drizzle query builder: built here, run through the client so the batch is a write transaction. */
-export type BuiltQuery = { toSQL(): { sql: string; params: unknown[] } };
 
 const { currentSequence: _currentSequence, ...recordColumns } = getTableColumns(sessions);
 
@@ -188,7 +183,7 @@ export class LibsqlStore implements Store {
   }
 
   /**
-   * Retention (DECISIONS §7): deletes the session's frames that are both beyond the newest
+   * Retention (docs/protocol.md §6.5): deletes the session's frames that are both beyond the newest
    * `keepFrames` and older than `keepSeconds`, so whichever rule keeps more wins. Runs in the
    * write queue, after every frame appended before the call. Resolves with the rows deleted.
    */

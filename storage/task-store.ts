@@ -4,7 +4,7 @@ import { and, asc, count, desc, eq, gt, inArray, sql, type SQL } from 'drizzle-o
 import { UNFINISHED_STATES, type Artifact, type Message, type Task, type TaskState } from '../src/protocol/a2a.ts';
 import type { InstanceTaskQuery, TaskCursor, TaskPage, TaskReadOptions, TaskStore, TaskWrite } from '../src/ports.ts';
 import { sessions, taskArtifacts, taskMessages, tasks } from './schema.ts';
-import type { BuiltQuery, StoreDatabase } from './store.ts';
+import type { BuiltQuery, StoreDatabase } from './db.ts';
 
 export class LibsqlTaskStore implements TaskStore {
   constructor(

@@ -100,7 +100,7 @@ describe('error mapping (§6)', () => {
   });
 });
 
-describe('subprotocols (§2.2, DECISIONS §12)', () => {
+describe('subprotocols (docs/protocol.md §1.2)', () => {
   it('refuses a missing header while auth is on, and an unknown one always', async () => {
     const url = await session();
     expect(await TestClient.refusedStatus(url, { token, protocols: [] })).toBe(400);

@@ -8,7 +8,8 @@ import { ReplayCursor } from '../src/client/replay-cursor.ts';
 import type { PtyClientOptions } from '../src/client/types.ts';
 import type { WebSocketLike } from '../src/client/websocket.ts';
 import { encodeOutputFrame } from '../src/protocol/binary.ts';
-import { PTY_FRAME_OP, ptyPayload, serverFrame, type PtyFrameKind } from '../src/protocol/frames.ts';
+import { PTY_FRAME_OP, serverFrame } from '../src/protocol/frames.ts';
+import type { PtyFrameKind } from '../src/protocol/server-payloads.ts';
 import { negotiate } from '../src/protocol/subprotocol.ts';
 import { ClientProbe } from './helpers/probe.ts';
 
@@ -48,7 +49,7 @@ class FakeSocket implements WebSocketLike {
   }
 
   pty(kind: PtyFrameKind, fields: Record<string, unknown>, sequence: number, id?: string): void {
-    this.json(PTY_FRAME_OP, ptyPayload(kind, fields), sequence, id);
+    this.json(PTY_FRAME_OP, { kind, ...fields }, sequence, id);
   }
 
   output(text: string, sequence: number, binary = false): void {
@@ -173,7 +174,7 @@ describe('frames', () => {
 
   it('reads malformed server frames as invalid, naming the problem', () => {
     expect(decodeText('nope')).toEqual({ type: 'invalid', reason: 'text frame is not JSON' });
-    const bad = decodeText(JSON.stringify(serverFrame(PTY_FRAME_OP, { kind: 'Resize', cols: 'wide' }, 1, 0)));
+    const bad = decodeText(JSON.stringify(serverFrame<string>(PTY_FRAME_OP, { kind: 'Resize', cols: 'wide' }, 1, 0)));
     expect(bad.type).toBe('invalid');
     expect(JSON.stringify(bad)).toContain('cols');
   });

@@ -1,4 +1,4 @@
-// The one table: binding code ↔ A2A error ↔ HTTP status ↔ close code (pty-ws-v1 §6, a2a-model.md).
+// The one table: binding code ↔ A2A error ↔ HTTP status ↔ close code (docs/protocol.md §7.1).
 import { describe, expect, it } from 'vitest';
 import { BindingError, ERROR_TABLE, errorPayload, toBindingError } from '../src/errors.ts';
 

@@ -1,4 +1,4 @@
-// pty-extensions/v1 §7 conformance scenarios, against the real server and a real shell.
+// The extension's conformance scenarios (docs/protocol.md §5, §6), against the real server and a real shell.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { b64, TestClient, type Frame } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';

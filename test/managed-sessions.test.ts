@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { run } from '../pty/backends/exec.ts';
 import { muxPaths } from '../pty/backends/paths.ts';
 import { isAlive } from '../pty/process-tree.ts';
+import { SessionsApi } from '../src/client/sessions-api.ts';
 import { b64, TestClient, type Frame } from './helpers/client.ts';
 import { expectNoneLeft } from './helpers/leftovers.ts';
 import { Rest } from './helpers/rest.ts';
@@ -147,6 +148,9 @@ describe('PTY host restart', () => {
     }
     // Until a host is back (starting one takes a while), REST does not vouch for the process.
     expect(await rest.get(tmux.session_id)).toMatchObject({ state: 'running', pty_host: 'unreachable' });
+    // The client library reads it too (its SessionInfo schema once stripped the field).
+    const api = new SessionsApi({ origin: server.origin, instanceId: 'local', token: server.devToken });
+    expect(await api.get(tmux.session_id)).toMatchObject({ state: 'running', pty_host: 'unreachable' });
     const closed = await n.c.waitForFrame((f) => f.payload.kind === 'Closed', 'Closed for the native session', 20_000);
     expect(closed.payload).toMatchObject({ reason: 'error', detail: expect.stringContaining('PTY host') });
     await n.c.waitForClose();

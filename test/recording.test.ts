@@ -5,7 +5,7 @@ import { nodeWebSocket } from '../src/adapter/node/ws-client.ts';
 import { PtyClient } from '../src/client/pty-client.ts';
 import { SessionsApi } from '../src/client/sessions-api.ts';
 import type { LogEntry, SessionRecord, Store } from '../src/ports.ts';
-import { PTY_FRAME_OP, ptyPayload, serverFrame } from '../src/protocol/frames.ts';
+import { PTY_FRAME_OP, serverFrame } from '../src/protocol/frames.ts';
 import { asciicastChunks } from '../src/recording/asciicast.ts';
 import { ClientProbe } from './helpers/probe.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
@@ -115,7 +115,7 @@ const entry = (sequence: number, ms: number, kind: string, fields: Record<string
   sequence,
   kind,
   createdAt: T0 + ms,
-  frame: JSON.stringify(serverFrame(PTY_FRAME_OP, ptyPayload(kind as 'Output', fields), sequence, T0 + ms)),
+  frame: JSON.stringify(serverFrame<string>(PTY_FRAME_OP, { kind, ...fields }, sequence, T0 + ms)),
 });
 const out = (sequence: number, ms: number, bytes: number[] | string) =>
   entry(sequence, ms, 'Output', { stream: 'stdout', data: Buffer.from(typeof bytes === 'string' ? bytes : Uint8Array.from(bytes)).toString('base64') });

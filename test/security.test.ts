@@ -1,6 +1,6 @@
 // Every way in that should be shut, tried against a real server (token map + HS256 JWTs, real PTY
 // host, real shell): each attempt is refused with the documented status or code while a bystander
-// session keeps working. Includes pty-ws-v1 §13 conformance scenarios 6 and 7.
+// session keeps working. Includes the binding's conformance scenarios on auth and scoped control (docs/protocol.md §1.4, §5.1).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 // The replay log in the real database after real PTY output: retention by count and by age
-// (DECISIONS §7, Keyframes counted) and several sessions writing at once.
+// (docs/protocol.md §6.5, Keyframes counted) and several sessions writing at once.
 import { join } from 'node:path';
 import { createClient, type Client } from '@libsql/client';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Every error the task operations answer with (pty-ws-v1 §6, conformance scenario 3), and what a
+// Every error the task operations answer with (docs/protocol.md §7.1), and what a
 // pty:observe principal may and may not do with tasks (§7.2), against the real server.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

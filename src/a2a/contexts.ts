@@ -4,7 +4,7 @@ import { coversSession, type Principal } from '../auth/principal.ts';
 import { BindingError } from '../errors.ts';
 import type { Config } from '../config.ts';
 import type { SessionHub } from '../hub/hub.ts';
-import type { LiveSession } from '../hub/live-session.ts';
+import type { Session } from '../hub/types.ts';
 import { CreateSession, newSessionRecord } from '../hub/session-record.ts';
 import type { UserMessage } from '../protocol/a2a.ts';
 import type { Clock, Store } from '../ports.ts';
@@ -18,7 +18,7 @@ export interface ContextDeps {
 }
 
 /** The session a message runs in; `created` when this message started it. */
-export async function contextOf(deps: ContextDeps, principal: Principal, message: UserMessage, contextId: string | undefined): Promise<{ session: LiveSession; created: boolean }> {
+export async function contextOf(deps: ContextDeps, principal: Principal, message: UserMessage, contextId: string | undefined): Promise<{ session: Session; created: boolean }> {
   const hostFields = message.metadata?.[SESSION_METADATA_KEY];
   if (contextId !== undefined) {
     if (hostFields !== undefined) throw invalidParams(`message.metadata["${SESSION_METADATA_KEY}"] chooses the session host of a new context: it cannot apply to context ${contextId}, which already runs`, { contextId });
@@ -38,7 +38,7 @@ export async function contextOf(deps: ContextDeps, principal: Principal, message
 }
 
 /** A running (or not yet started) session of this instance the principal may see; else invalid params naming it. */
-async function liveContext({ config, store, hub }: ContextDeps, principal: Principal, contextId: string): Promise<LiveSession> {
+async function liveContext({ config, store, hub }: ContextDeps, principal: Principal, contextId: string): Promise<Session> {
   // One answer for unknown, foreign and not-covered contexts: a caller learns nothing about sessions it may not see.
   const unknown = () => invalidParams(`contextId ${JSON.stringify(contextId)} is not a session of instance ${config.instanceId} this bearer may use: omit contextId to start a new one`, { contextId });
   if (!coversSession(principal, contextId) || !(await store.getSession(config.instanceId, contextId))) throw unknown();

@@ -3,7 +3,7 @@
 // routes/a2a-jsonrpc.ts and routes/a2a-rest.ts only decode requests and encode answers.
 import { coversSession, hasScope, type Principal, type Scope } from '../auth/principal.ts';
 import { A2A_ERRORS, BindingError } from '../errors.ts';
-import type { LiveSession } from '../hub/live-session.ts';
+import type { Session } from '../hub/types.ts';
 import { uuidv7 } from '../ids.ts';
 import type { Task } from '../protocol/a2a.ts';
 import type { TaskStore } from '../ports.ts';
@@ -140,7 +140,7 @@ export class A2aControlPlane {
   }
 
   private async tasksOf(contextId: string): Promise<SessionTasks> {
-    const session: LiveSession | undefined = await this.deps.hub.session(contextId);
+    const session: Session | undefined = await this.deps.hub.session(contextId);
     if (!session) throw new BindingError('INTERNAL', `the session ${contextId} of a stored task could not be loaded`);
     return this.deps.tasks.forSession(session);
   }

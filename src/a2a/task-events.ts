@@ -2,7 +2,7 @@
 // the task first, then every status update the task runner announces (an artifact the update
 // brings comes just before it), ending at the first terminal or interrupted state.
 import type { Artifact, Task, TaskStatusUpdateEvent } from '../protocol/a2a.ts';
-import type { LogFrame } from '../hub/live-session.ts';
+import type { LogFrame } from '../hub/types.ts';
 import { TaskConnection } from '../tasks/task-connection.ts';
 
 export interface TaskArtifactUpdateEvent {

@@ -1,4 +1,4 @@
-// Resource limits on attaches (pty-ws-v1 §11): open attaches per principal and per instance, and
+// Resource limits on attaches (docs/protocol.md §1.4, §1.6): open attaches per principal and per instance, and
 // upgrade attempts per principal per second. Checked before the upgrade, so a refusal is HTTP 429.
 import { BindingError } from '../errors.ts';
 

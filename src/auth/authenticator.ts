@@ -1,6 +1,6 @@
 // Who is calling: bearer token → principal. Token sources and their checks live behind this port.
 import { BindingError } from '../errors.ts';
-import type { ClientCertificate } from './client-certificate.ts';
+import type { ClientCertificate } from './certificate.ts';
 import { ANONYMOUS_ADMIN, type Principal } from './principal.ts';
 
 export interface Authenticator {

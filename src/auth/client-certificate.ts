@@ -4,12 +4,8 @@
 // (`OU=pty:control`), and it is valid until the certificate's notAfter.
 import { BindingError } from '../errors.ts';
 import type { Authenticator } from './authenticator.ts';
+import type { ClientCertificate } from './certificate.ts';
 import { SCOPES, type Principal, type Scope } from './principal.ts';
-
-/** What the runtime learned of the client's certificate in the handshake. */
-export type ClientCertificate =
-  | { verified: true; subjectCN: string; organizationalUnits: readonly string[]; validTo: number }
-  | { verified: false; reason: string };
 
 export function certificatePrincipal(cert: ClientCertificate, now: number): Principal {
   if (!cert.verified) throw new BindingError('UNAUTHENTICATED', `the client certificate is not trusted here: ${cert.reason}`);

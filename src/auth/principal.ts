@@ -1,4 +1,4 @@
-// Who is on the other end of a connection; fixed for the connection's life (pty-ws-v1 §7.2).
+// Who is on the other end of a connection; fixed for the connection's life (docs/protocol.md §1.3).
 
 export const SCOPES = ['pty:observe', 'pty:control', 'pty:admin'] as const;
 export type Scope = (typeof SCOPES)[number];

@@ -2,7 +2,7 @@
 import { requestFrame } from './frames.ts';
 import { OPEN, type WebSocketLike } from './websocket.ts';
 
-/** Closes after which reconnecting cannot help (pty-ws-v1 §6): protocol, auth, unknown session, capacity, too big. */
+/** Closes after which reconnecting cannot help (docs/protocol.md §7.2): protocol, auth, unknown session, capacity, too big. */
 const FINAL_CLOSE_CODES = new Set([1008, 1009, 4400, 4401, 4403, 4404, 4429]);
 /** Upgrade refusals `ws` reports as "Unexpected server response: N" that a retry will not change. */
 const FINAL_HTTP = /Unexpected server response: (400|401|403|404)\b/;

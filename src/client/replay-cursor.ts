@@ -1,4 +1,4 @@
-// What a client needs to keep its screen exact across reconnects (DECISIONS §2, §4, §6): the highest
+// What a client needs to keep its screen exact across reconnects (docs/protocol.md §3.2, §6): the highest
 // log-frame sequence seen (the next `replay_from`), the Output already folded into a Keyframe, and
 // whether the screen must be repainted from the next Keyframe because content was lost.
 

@@ -1,4 +1,4 @@
-// The REST control plane from the client side (INTERFACE.md, HTTP routes): list, create, inspect and
+// The REST control plane from the client side (docs/protocol.md §10): list, create, inspect and
 // end sessions, and read recordings. Uses the runtime's fetch; the bearer goes in Authorization.
 import * as v from 'valibot';
 import { RestErrorBody, SessionInfo, SessionList } from '../protocol/session-info.ts';

@@ -37,7 +37,7 @@ export interface KeyframeEvent extends Geometry {
 
 export interface ClosedInfo {
   exitCode: number | null;
-  /** normal, killed, timeout, instance_terminated or error (DECISIONS §11). */
+  /** normal, killed, timeout, instance_terminated or error (docs/protocol.md §5.3). */
   reason: string;
   detail?: string;
 }

@@ -1,42 +1,37 @@
 // One WebSocket's side of the binding: decode a frame, call the session, encode what comes back.
 // Frames are handled strictly in arrival order, so an input right after a join waits for the join.
-import * as v from 'valibot';
 import type { Principal } from '../auth/principal.ts';
 import { BindingError, errorPayload, toBindingError } from '../errors.ts';
 import { base64ToBytes, uuidv7 } from '../ids.ts';
 import { decodeInputFrame } from '../protocol/binary.ts';
-import { decodeClientFrame, describeIssue, type ClientEnvelope } from '../protocol/envelope.ts';
-import { serverFrame } from '../protocol/frames.ts';
+import { decodeClientFrame, parsePayload, type ClientEnvelope } from '../protocol/envelope.ts';
+import { serverFrame, type PayloadOf } from '../protocol/frames.ts';
 import { hello } from '../protocol/hello.ts';
 import * as P from '../protocol/pty-payloads.ts';
 import { foreignSessionField } from '../protocol/session-refs.ts';
 import type { ClientConnection, Logger } from '../ports.ts';
 import { FrameRateLimiter } from './frame-rate.ts';
-import type { SessionHub } from './hub.ts';
-import type { LiveSession, LogFrame } from './live-session.ts';
+import type { HubDeps } from './deps.ts';
+import type { JoinRights } from './join-spec.ts';
+import type { LiveSession } from './live-session.ts';
+import { keyframeFor, recoverLagged } from './flushes.ts';
+import { KeyframePacer } from './keyframe-pacer.ts';
+import { opContext, type OpConnection } from './op-context.ts';
 import { Member } from './member.ts';
+import { helloSessionHost } from './session-host.ts';
+import { unicast } from './wire.ts';
 
 type Handler = (s: LiveSession, f: ClientEnvelope) => Promise<void> | void;
 
-/** What an operation handler registered from outside the hub (e.g. the A2A task ops) gets to work with. */
-export interface OpContext {
-  session: LiveSession;
-  frame: ClientEnvelope;
-  principal: Principal;
-  clientId: string;
-  /** Cached from the first frame, replaced by UpdateServiceParameters (pty-ws-v1 §9); always the current value. */
-  readonly serviceParameters: Record<string, unknown> | undefined;
-  /** Validates the frame's payload, or throws INVALID_REQUEST naming the first problem. */
-  payload<T extends v.GenericSchema>(schema: T): v.InferOutput<T>;
-  /** Sends a unicast frame on this connection, echoing `id`. */
-  reply(op: string, payload: unknown, id?: string): void;
-  /** Delivers a log frame addressed to this connection, in sequence order (through its Member once joined). */
-  sendLog(frame: LogFrame): void;
-  /** Runs once when this connection ends. */
-  onClose(listener: () => void): void;
+/** What an attachment needs of the hub that made it. */
+export interface AttachmentHost {
+  readonly deps: HubDeps;
+  live(sessionId: string): Promise<LiveSession | undefined>;
+  /** The A2A core operations registered on the hub: what binding_hello advertises. */
+  supportedOperations(): string[];
+  /** What a principal may do on a join (fixed for the connection's life). */
+  rights(p: Principal): JoinRights;
 }
-
-export type OpHandler = (ctx: OpContext) => Promise<void> | void;
 
 export class Attachment {
   readonly clientId: string;
@@ -46,52 +41,46 @@ export class Attachment {
   private ended = false;
   private readonly endListeners: Array<() => void> = [];
   private serviceParameters: Record<string, unknown> | undefined;
-  private lastKeyframeAt = -Infinity;
   private logger: Logger;
-  private keyframeScheduled = false;
   private readonly frameRate: FrameRateLimiter;
+  private readonly keyframes: KeyframePacer;
 
   private readonly handlers: Record<string, Handler> = {
     'pty.join_session': (s, f) => this.join(s, f),
     'pty.leave_session': (s, f) => this.leave(s, f),
     'pty.session_input': (s, f) => {
-      const { data } = this.payload(P.SessionInput, f);
+      const { data } = parsePayload(P.SessionInput, f);
       const bytes = base64ToBytes(data);
       if (!bytes) throw new BindingError('INVALID_REQUEST', 'payload.data must be base64 (RFC 4648 §4, padded)');
       s.input(this.requireMember(), bytes);
     },
     'pty.session_resize': (s, f) => {
-      const { cols, rows } = this.payload(P.SessionResize, f);
+      const { cols, rows } = parsePayload(P.SessionResize, f);
       s.resize(this.requireMember(), cols, rows);
     },
-    'pty.request_role': (s, f) => s.requestRole(this.requireMember(), this.payload(P.RequestRole, f).role, f.id),
-    'pty.request_keyframe': async (s, f) => {
-      this.payload(P.Empty, f);
+    'pty.request_role': (s, f) => s.requestRole(this.requireMember(), parsePayload(P.RequestRole, f).role, f.id),
+    'pty.request_keyframe': (s, f) => {
+      parsePayload(P.Empty, f);
       const member = this.requireMember();
-      // At most one per second per connection (pty-extensions §4): an early request waits its turn
-      // (without holding up this connection's other frames); one more while it waits is refused.
-      if (this.keyframeScheduled) throw new BindingError('RATE_LIMITED', 'a Keyframe is already on its way: at most one per second per connection');
-      const wait = Math.max(0, this.lastKeyframeAt + 1000 - this.hub.deps.clock.now());
-      this.lastKeyframeAt = this.hub.deps.clock.now() + wait;
-      if (wait === 0) return s.keyframeFor(member, f.id);
-      this.keyframeScheduled = true;
-      setTimeout(() => {
-        this.keyframeScheduled = false;
-        if (!this.ended) this.enqueue(() => s.keyframeFor(member, f.id));
-      }, wait);
+      return this.keyframes.request(
+        () => keyframeFor(s, member, f.id),
+        (send) => {
+          if (!this.ended) this.enqueue(send);
+        },
+      );
     },
     ping: (s, f) => {
-      const { client_ts } = this.payload(P.Ping, f);
+      const { client_ts } = parsePayload(P.Ping, f);
       this.send('pong', f.id, { client_ts: client_ts ?? null, server_ts: new Date(this.hub.deps.clock.now()).toISOString() }, s.currentSequence);
     },
     UpdateServiceParameters: (s, f) => {
-      this.useServiceParameters(this.payload(P.UpdateServiceParameters, f).service_parameters);
+      this.useServiceParameters(parsePayload(P.UpdateServiceParameters, f).service_parameters);
       this.send('UpdateServiceParameters.Response', f.id, {}, s.currentSequence);
     },
   };
 
   constructor(
-    private readonly hub: SessionHub,
+    private readonly hub: AttachmentHost,
     private readonly sessionId: string,
     private readonly conn: ClientConnection,
     private readonly principal: Principal,
@@ -100,6 +89,7 @@ export class Attachment {
     this.clientId = uuidv7(hub.deps.clock.now());
     this.logger = baseLogger.child({ client_id: this.clientId });
     this.frameRate = new FrameRateLimiter(hub.deps.config.frameRate, hub.deps.clock.now());
+    this.keyframes = new KeyframePacer(hub.deps.clock);
     this.chain = this.open();
   }
 
@@ -152,10 +142,8 @@ export class Attachment {
     this.onClose();
   }
 
-  // ------------------------------------------------------------------ internals
-
   private async open(): Promise<void> {
-    const s = await this.hub.session(this.sessionId);
+    const s = await this.hub.live(this.sessionId);
     if (!s) {
       this.fatal(null, new BindingError('INVALID_REQUEST', `session ${this.sessionId} not found`, { fatal: true, closeCode: 4404 }));
       return;
@@ -165,7 +153,7 @@ export class Attachment {
       supportedOperations: this.hub.supportedOperations(),
       sessionId: this.sessionId,
       currentSequence: s.currentSequence,
-      sessionHost: this.hub.deps.sessionHost,
+      sessionHost: helloSessionHost(this.hub.deps.sessionHost),
       binary: this.conn.binary,
     });
     this.send('binding_hello', uuidv7(this.hub.deps.clock.now()), payload, s.currentSequence);
@@ -207,7 +195,7 @@ export class Attachment {
     return false;
   }
 
-  /** Cached for the connection's life (pty-ws-v1 §9); the trace id follows into every log line. */
+  /** Cached for the connection's life (docs/protocol.md §4.4); the trace id follows into every log line. */
   private useServiceParameters(params: Record<string, unknown>): void {
     this.serviceParameters = params;
     const traceId = params.trace_id ?? params.traceparent;
@@ -215,32 +203,27 @@ export class Attachment {
     if (this.member) this.member.audit = this.logger;
   }
 
+  /** An operation registered from outside the hub (the A2A task ops), with this connection as its context. */
   private extraHandler(op: string): Handler | undefined {
     const ops = this.hub.deps.ops ?? {};
     const handler = Object.hasOwn(ops, op) ? ops[op] : undefined;
-    if (!handler) return undefined;
-    const serviceParameters = () => this.serviceParameters;
-    return (session, frame) =>
-      handler({
-        session,
-        frame,
-        principal: this.principal,
-        clientId: this.clientId,
-        get serviceParameters() {
-          return serviceParameters();
-        },
-        payload: (schema) => this.payload(schema, frame),
-        reply: (op, payload, id = frame.id) => this.send(op, id, payload, session.currentSequence),
-        sendLog: (log) => (this.member ? this.member.sendLog(log) : this.conn.sendText(log.json)),
-        onClose: (listener) => this.onEnded(listener),
-      });
+    return handler && ((session, frame) => handler(opContext(this.opConnection, session, frame)));
   }
+
+  private readonly opConnection: OpConnection = {
+    principal: () => this.principal,
+    clientId: () => this.clientId,
+    serviceParameters: () => this.serviceParameters,
+    send: (op, id, payload, sequence) => this.send(op, id, payload, sequence),
+    sendLog: (log) => (this.member ? this.member.sendLog(log) : this.conn.sendText(log.json)),
+    onEnded: (listener) => this.onEnded(listener),
+  };
 
   private async join(s: LiveSession, f: ClientEnvelope): Promise<void> {
     if (this.member) throw new BindingError('INVALID_REQUEST', 'this connection has already joined the session');
-    const req = this.payload(P.JoinSession, f);
+    const req = parsePayload(P.JoinSession, f);
     const member = new Member(this.conn, this.clientId, req.client_label, this.hub.rights(this.principal), (r) => this.goodbyeFrame(r), this.hub.deps.config.lag, (m) => {
-      s.recoverLagged(m).catch((e: unknown) => this.fail(null, e));
+      recoverLagged(s, m).catch((e: unknown) => this.fail(null, e));
     });
     member.audit = this.logger;
     await s.join(member, req, f.replay_from, f.id);
@@ -250,17 +233,11 @@ export class Attachment {
   }
 
   private leave(s: LiveSession, f: ClientEnvelope): void {
-    this.payload(P.Empty, f);
+    parsePayload(P.Empty, f);
     const m = this.requireMember();
     s.leave(m);
     this.member = null;
     this.goodbye('leave_session');
-  }
-
-  private payload<T extends v.GenericSchema>(schema: T, f: ClientEnvelope): v.InferOutput<T> {
-    const r = v.safeParse(schema, f.payload);
-    if (!r.success) throw new BindingError('INVALID_REQUEST', `${f.op}: ${describeIssue(r.issues[0])}`);
-    return r.output;
   }
 
   private liveSession(): LiveSession {
@@ -290,12 +267,11 @@ export class Attachment {
     this.onClose();
   }
 
-  private send(op: string, id: string, payload: unknown, sequence: number): void {
+  private send<Op extends string>(op: Op, id: string, payload: PayloadOf<Op>, sequence: number): void {
     this.conn.sendText(JSON.stringify(serverFrame(op, payload, sequence, this.hub.deps.clock.now(), id)));
   }
 
   private goodbyeFrame(reason: string): string {
-    const seq = this.session?.currentSequence ?? 0;
-    return JSON.stringify(serverFrame('binding_goodbye', { reason }, seq, this.hub.deps.clock.now()));
+    return unicast.goodbye(reason, this.session?.currentSequence ?? 0, this.hub.deps.clock.now());
   }
 }

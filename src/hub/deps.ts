@@ -1,10 +1,9 @@
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Clock, Logger, PtyHost, ScreenFactory, Store } from '../ports.ts';
-import type { OpHandler } from './attachment.ts';
-import type { LiveSession } from './live-session.ts';
 import type { LogEntry } from '../ports.ts';
 import type { SessionHostCaps } from './session-host.ts';
+import type { OpHandler, Session } from './types.ts';
 
 /** Everything the session core needs from outside, passed down once. */
 export interface HubDeps {
@@ -22,5 +21,5 @@ export interface HubDeps {
   /** Whether a join's replay may show this connection this log frame (TaskStatusUpdate frames go to their subscribers only). */
   replayFilter?: (sessionId: string, clientId: string, entry: LogEntry) => boolean;
   /** Called once per session when the hub first loads it, before anyone can attach to it. */
-  sessionLoaded?: (session: LiveSession) => void;
+  sessionLoaded?: (session: Session) => void;
 }

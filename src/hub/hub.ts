@@ -11,6 +11,7 @@ import { Attachment } from './attachment.ts';
 import { auditIdentity, type Peer } from './audit.ts';
 import type { HubDeps } from './deps.ts';
 import { LiveSession } from './live-session.ts';
+import type { Session } from './types.ts';
 import { accountedScreen, FlowGate, Watermark } from './flow-control.ts';
 import { rebuildScreen } from './screen-rebuild.ts';
 
@@ -25,7 +26,7 @@ const LOG_HIGH_BYTES = 16 * 1024 * 1024;
 const LOG_LOW_BYTES = 4 * 1024 * 1024;
 
 export class SessionHub {
-  private readonly live = new Map<string, LiveSession>();
+  private readonly byId = new Map<string, LiveSession>();
   private readonly loading = new Map<string, Promise<LiveSession>>();
   private readonly attachments = new Set<Attachment>();
   private readonly screensBehind: Watermark;
@@ -55,12 +56,12 @@ export class SessionHub {
    */
   async start(): Promise<void> {
     this.unwatchStore = [
-      this.deps.store.onLogLoss((loss) => this.live.get(loss.sessionId)?.logLost(loss)),
+      this.deps.store.onLogLoss((loss) => this.byId.get(loss.sessionId)?.logLost(loss)),
       this.deps.store.watchQueue({ queued: (bytes) => this.logBehind.add(bytes), settled: (bytes) => this.logBehind.done(bytes) }),
     ];
     this.unsubscribe = this.deps.pty.subscribe({
-      onData: (id, data) => this.live.get(id)?.onOutput(data),
-      onExit: (id, exit) => this.live.get(id)?.onExit(exit),
+      onData: (id, data) => this.byId.get(id)?.onOutput(data),
+      onExit: (id, exit) => this.byId.get(id)?.onExit(exit),
       onHostLost: (reason) => this.hostLost(reason),
       onHostRestored: () => void this.hostRestored(),
     });
@@ -68,9 +69,14 @@ export class SessionHub {
     this.deps.pty.startEvents();
   }
 
-  /** The live view of a session, loaded on first use; undefined when the store has no such session. */
-  async session(sessionId: string): Promise<LiveSession | undefined> {
-    const hit = this.live.get(sessionId);
+  /** A session as the routes see it (the narrow `Session`), loaded on first use; undefined when the store has none. */
+  session(sessionId: string): Promise<Session | undefined> {
+    return this.live(sessionId);
+  }
+
+  /** The whole live session, for the attachments this hub makes. */
+  async live(sessionId: string): Promise<LiveSession | undefined> {
+    const hit = this.byId.get(sessionId);
     if (hit) return hit;
     let pending = this.loading.get(sessionId);
     if (!pending) {
@@ -83,7 +89,7 @@ export class SessionHub {
 
   /** Whether the hub holds the session in memory (a running one, or an ended one not yet retired). */
   holds(sessionId: string): boolean {
-    return this.live.has(sessionId);
+    return this.byId.has(sessionId);
   }
 
   /**
@@ -114,7 +120,7 @@ export class SessionHub {
    * attached client. Null when it had already ended.
    */
   async kill(sessionId: string): Promise<'closing' | 'closed' | null> {
-    const s = await this.session(sessionId);
+    const s = await this.live(sessionId);
     return s ? s.kill() : null;
   }
 
@@ -141,14 +147,14 @@ export class SessionHub {
   async stats(): Promise<HubStats> {
     const sessions = new Map<string, { state: string; backend: string; count: number }>();
     for (const rec of await this.deps.store.listSessions(this.deps.config.instanceId)) {
-      const state = this.live.get(rec.id)?.state ?? rec.state;
+      const state = this.byId.get(rec.id)?.state ?? rec.state;
       const key = `${state}/${rec.backend}`;
       const entry = sessions.get(key) ?? { state, backend: rec.backend, count: 0 };
       entry.count++;
       sessions.set(key, entry);
     }
     const roles = new Map<string, number>();
-    for (const s of this.live.values()) {
+    for (const s of this.byId.values()) {
       const m = s.membership();
       roles.set('controller', (roles.get('controller') ?? 0) + m.controllers.length);
       roles.set('observer', (roles.get('observer') ?? 0) + m.observers.length);
@@ -169,7 +175,7 @@ export class SessionHub {
     this.unsubscribe?.();
     for (const unwatch of this.unwatchStore) unwatch();
     if (this.giveUpTimer) clearTimeout(this.giveUpTimer);
-    if (processesEnd) for (const s of [...this.live.values()]) s.terminate('instance_terminated', 'server shutdown', 'server_shutdown');
+    if (processesEnd) for (const s of [...this.byId.values()]) s.terminate('instance_terminated', 'server shutdown', 'server_shutdown');
     for (const a of [...this.attachments]) a.goodbye('server_shutdown');
     await this.deps.store.flush();
   }
@@ -184,13 +190,13 @@ export class SessionHub {
     const listed = new Map((await pty.list()).map((info) => [info.sessionId, info]));
     for (const rec of await store.listSessions(config.instanceId)) {
       const info = listed.get(rec.id);
-      const state = this.live.get(rec.id)?.state ?? rec.state;
+      const state = this.byId.get(rec.id)?.state ?? rec.state;
       if (state === 'closed' && info && info.pid > 0) {
         logger.log('warn', 'the PTY host runs a session that is closed here: killing it', { session: rec.id });
         pty.kill(rec.id);
       }
       if (state === 'closed' || (state === 'created' && !info)) continue;
-      const s = await this.session(rec.id);
+      const s = await this.live(rec.id);
       if (info) s?.adopted(info);
       else s?.terminate('error', lostDetail);
     }
@@ -205,10 +211,10 @@ export class SessionHub {
     this.hostReachable = false;
     this.deps.logger.log('error', 'PTY host connection lost', { reason });
     const message = `the PTY host connection was lost (${reason}); reconnecting`;
-    for (const s of this.live.values()) s.hostLost(message);
+    for (const s of this.byId.values()) s.hostLost(message);
     this.giveUpTimer ??= setTimeout(() => {
       this.giveUpTimer = null;
-      for (const s of [...this.live.values()]) s.terminate('error', `the PTY host has been unreachable since: ${reason}`);
+      for (const s of [...this.byId.values()]) s.terminate('error', `the PTY host has been unreachable since: ${reason}`);
     }, this.deps.config.ptyHostLossGraceMs);
   }
 
@@ -237,10 +243,10 @@ export class SessionHub {
       screen,
       makeScreen: this.makeScreen,
       retire: (retired) => {
-        if (this.live.get(retired.id) === retired) this.live.delete(retired.id);
+        if (this.byId.get(retired.id) === retired) this.byId.delete(retired.id);
       },
     });
-    if (rec.state !== 'closed') this.live.set(sessionId, s);
+    if (rec.state !== 'closed') this.byId.set(sessionId, s);
     this.deps.sessionLoaded?.(s);
     return s;
   }

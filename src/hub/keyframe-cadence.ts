@@ -1,4 +1,4 @@
-// When to cut a periodic Keyframe (DECISIONS §6): after `frames` Output frames, or `seconds` of
+// When to cut a periodic Keyframe (docs/protocol.md §6.3): after `frames` Output frames, or `seconds` of
 // output, since the last one, whichever comes first.
 
 export class KeyframeCadence {

@@ -4,12 +4,7 @@
 import type { ClientConnection, Logger } from '../ports.ts';
 import type { Role } from '../protocol/pty-payloads.ts';
 import type { JoinRights } from './join-spec.ts';
-import type { LogFrame } from './live-session.ts';
-
-interface Held {
-  frame: LogFrame;
-  binary: Uint8Array | undefined;
-}
+import type { LogFrame } from './types.ts';
 
 export interface LagPolicy {
   /** Bytes queued on the socket beyond which Output is dropped for this connection. */
@@ -25,7 +20,7 @@ export class Member {
   /** The connection's audit logger (principal, scopes, peer); role events are logged through it. */
   audit: Logger | undefined;
   /** Log frames produced while this member's initial flush is being read are held here, in order. */
-  private held: Held[] | null = null;
+  private held: LogFrame[] | null = null;
   /** Highest log-frame sequence delivered: nothing at or below it is sent again. */
   private cursor = 0;
   /** Output at or below this sequence is already in a Keyframe this member got. */
@@ -67,9 +62,9 @@ export class Member {
     this.held ??= [];
   }
 
-  sendLog(frame: LogFrame, binary?: Uint8Array): void {
-    if (this.held) this.held.push({ frame, binary });
-    else this.deliver(frame, binary);
+  sendLog(frame: LogFrame): void {
+    if (this.held) this.held.push(frame);
+    else this.deliver(frame);
   }
 
   sendUnicast(json: string): void {
@@ -81,16 +76,16 @@ export class Member {
    * `anchor` is the Keyframe's anchor_sequence: Output folded into it is not sent again.
    */
   release(frames: LogFrame[], keyframe: string | null, anchor = 0): void {
-    for (const f of frames) this.deliver(f, undefined);
+    for (const f of frames) this.deliver(f);
     if (keyframe) this.conn.sendText(keyframe);
     this.outputFloor = Math.max(this.outputFloor, anchor);
     const held = this.held ?? [];
     this.held = null;
-    for (const h of held) this.deliver(h.frame, h.binary);
+    for (const f of held) this.deliver(f);
     if (this.pendingGoodbye) this.goodbye(this.pendingGoodbye);
   }
 
-  /** binding_goodbye, then close 1000 (pty-ws-v1 §5.4); during a flush, right after it. */
+  /** binding_goodbye, then close 1000 (docs/protocol.md §4.5); during a flush, right after it. */
   goodbye(reason: string): void {
     if (this.held) {
       this.pendingGoodbye = reason;
@@ -106,7 +101,8 @@ export class Member {
     this.lagTimer = null;
   }
 
-  private deliver(frame: LogFrame, binary: Uint8Array | undefined): void {
+  /** The connection's encoding is chosen here: PW1O for live Output on a binary connection, else the frame's JSON. */
+  private deliver(frame: LogFrame): void {
     if (frame.sequence <= this.cursor) return;
     if (frame.output) {
       if (frame.sequence <= this.outputFloor || this.lagged) return;
@@ -116,6 +112,7 @@ export class Member {
       }
     }
     this.cursor = frame.sequence;
+    const binary = this.conn.binary ? frame.binary : undefined;
     if (binary) this.conn.sendBinary(binary);
     else this.conn.sendText(frame.json);
   }

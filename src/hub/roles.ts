@@ -1,4 +1,4 @@
-// Role policy (pty-extensions §3, DECISIONS §9): pure, so it is tested without sockets.
+// Role policy (docs/protocol.md §5.1): pure, so it is tested without sockets.
 import { BindingError } from '../errors.ts';
 import type { Role } from '../protocol/pty-payloads.ts';
 

@@ -1,30 +1,20 @@
 // A session this router did not see start (it was running before a router restart, or has
 // ended since) gets its screen model back from the log: the latest Keyframe repaints a fresh
 // emulator, and the Output and Resize frames after it are folded in, so the first joiner's
-// Keyframe is right. The keyframe cadence (DECISIONS §6) bounds how much there is to fold.
+// Keyframe is right. The keyframe cadence (docs/protocol.md §6) bounds how much there is to fold.
 import { base64ToBytes } from '../ids.ts';
-import type { LogEntry, Screen, ScreenFactory, SessionRecord, Store } from '../ports.ts';
-
-interface FramePayload {
-  kind?: string;
-  data?: string;
-  snapshot?: string;
-  snapshot_cols?: number;
-  snapshot_rows?: number;
-  anchor_sequence?: number;
-  cols?: number;
-  rows?: number;
-}
+import { loggedPtyPayload } from '../protocol/logged-frames.ts';
+import type { Screen, ScreenFactory, SessionRecord, Store } from '../ports.ts';
 
 export async function rebuildScreen(store: Store, record: SessionRecord, makeScreen: ScreenFactory): Promise<Screen> {
   const keyframe = await store.lastFrameOfKind(record.id, 'Keyframe');
-  const k = keyframe ? payloadOf(keyframe) : undefined;
-  const snapshot = k?.snapshot ? base64ToBytes(k.snapshot) : null;
+  const k = keyframe && loggedPtyPayload(keyframe.frame);
+  const snapshot = k?.kind === 'Keyframe' ? base64ToBytes(k.snapshot) : null;
   let screen: Screen;
   let after = 0;
-  if (keyframe && k?.snapshot_cols && k.snapshot_rows && snapshot) {
+  if (keyframe && k?.kind === 'Keyframe' && snapshot) {
     screen = makeScreen(k.snapshot_cols, k.snapshot_rows);
-    screen.write(snapshot, k.anchor_sequence ?? 0);
+    screen.write(snapshot, k.anchor_sequence);
     after = keyframe.sequence;
   } else {
     // No Keyframe yet: replay from the start of the log, at the size the session was started
@@ -32,21 +22,14 @@ export async function rebuildScreen(store: Store, record: SessionRecord, makeScr
     screen = makeScreen(record.cols, record.rows);
   }
   for (const entry of await store.readLog(record.id, after)) {
-    const p = payloadOf(entry);
-    if (entry.kind === 'Output' && p.data) {
+    if (entry.kind !== 'Output' && entry.kind !== 'Resize') continue;
+    const p = loggedPtyPayload(entry.frame);
+    if (p?.kind === 'Output') {
       const bytes = base64ToBytes(p.data);
       if (bytes) screen.write(bytes, entry.sequence);
-    } else if (entry.kind === 'Resize' && p.cols && p.rows) {
+    } else if (p?.kind === 'Resize') {
       screen.resize(p.cols, p.rows, entry.sequence);
     }
   }
   return screen;
-}
-
-function payloadOf(entry: LogEntry): FramePayload {
-  try {
-    return ((JSON.parse(entry.frame) as { payload?: FramePayload }).payload ?? {}) as FramePayload;
-  } catch {
-    return {};
-  }
 }

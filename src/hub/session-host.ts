@@ -1,6 +1,7 @@
-// Session-host selection (pty-ws-v1 §5.1.1): which backend/class pairs run here, and the spawn spec.
+// Session-host selection (docs/protocol.md §4.2, §5.4): which backend/class pairs run here, and the spawn spec.
 import { BindingError } from '../errors.ts';
 import type { SessionHostFields } from '../protocol/pty-payloads.ts';
+import type { SessionHostOffer } from '../protocol/server-payloads.ts';
 import type { SessionRecord, SpawnSpec } from '../ports.ts';
 import { joinArgv, joinCwd, recordedArgv, recordedCwd, type SpawnDefaults } from './join-spec.ts';
 
@@ -10,7 +11,7 @@ export interface SessionHostCaps {
   defaultBackend: string;
 }
 
-/** The class each backend runs as (pty-ws-v1 §5.1.1): native is direct, multiplexers are managed. */
+/** The class each backend runs as (docs/protocol.md §4.2): native is direct, multiplexers are managed. */
 const BACKEND_CLASS: Record<string, string> = { native: 'direct', tmux: 'managed', screen: 'managed', zellij: 'managed' };
 
 /** What binding_hello advertises: exactly the backends the PTY host reported it can run. */
@@ -21,7 +22,7 @@ export function sessionHostCaps(hostBackends: readonly string[]): SessionHostCap
   return { backends, defaultBackend: 'native' };
 }
 
-export function helloSessionHost(caps: SessionHostCaps) {
+export function helloSessionHost(caps: SessionHostCaps): SessionHostOffer {
   const classes = [...new Set(Object.values(caps.backends))];
   return {
     supported_backends: Object.keys(caps.backends),

@@ -1,5 +1,5 @@
-// The A2A v1.0 objects the binding carries (a2a-model.md) and the payloads of its task operations
-// (pty-ws-v1 §4). A2A objects use camelCase; the binding's own payload fields stay snake_case.
+// The A2A v1.0 objects the binding carries (docs/protocol.md §8.3) and the payloads of its task operations
+// (docs/protocol.md §8.1). A2A objects use camelCase; the binding's own payload fields stay snake_case.
 import * as v from 'valibot';
 
 export const TASK_STATES = [

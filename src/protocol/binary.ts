@@ -1,4 +1,4 @@
-// Binary hot-path frames (pty-ws-v1 §3.1): PW1O output (server→client), PW1I input (client→server).
+// Binary hot-path frames (docs/protocol.md §2.3): PW1O output (server→client), PW1I input (client→server).
 
 const PW1O = [0x50, 0x57, 0x31, 0x4f];
 const PW1I = [0x50, 0x57, 0x31, 0x49];

@@ -1,4 +1,4 @@
-// The binding's frame envelope (pty-ws-v1 §3, DECISIONS §1): one JSON object per TEXT frame.
+// The binding's frame envelope (docs/protocol.md §2): one JSON object per TEXT frame.
 import * as v from 'valibot';
 import { BindingError } from '../errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
@@ -17,7 +17,7 @@ export const ClientEnvelope = v.object({
 });
 export type ClientEnvelope = v.InferOutput<typeof ClientEnvelope>;
 
-/** Every server frame: `sequence` is always present (DECISIONS §2). */
+/** Every server frame: `sequence` is always present (docs/protocol.md §3). */
 export interface ServerFrame<P = unknown> {
   op: string;
   id: string;
@@ -48,6 +48,13 @@ export function decodeClientFrame(text: string): { ok: true; frame: ClientEnvelo
   const r = v.safeParse(ClientEnvelope, raw);
   if (!r.success) return { ok: false, id, error: new BindingError('INVALID_REQUEST', describeIssue(r.issues[0])) };
   return { ok: true, frame: r.output };
+}
+
+/** The frame's payload checked against its op's schema, or INVALID_REQUEST naming the first problem. */
+export function parsePayload<T extends v.GenericSchema>(schema: T, f: ClientEnvelope): v.InferOutput<T> {
+  const r = v.safeParse(schema, f.payload);
+  if (!r.success) throw new BindingError('INVALID_REQUEST', `${f.op}: ${describeIssue(r.issues[0])}`);
+  return r.output;
 }
 
 /** "payload.rows: ..." — the first issue with its path, readable by a client author. */

@@ -1,15 +1,28 @@
-// Builders for server frames. Each returns the frame object; the caller serializes it once.
+// Builders for server frames (docs/protocol.md §3). The payload of every op the client parses is
+// typed by its schema in server-payloads.ts; other ops (the task operations' responses) are free.
 import { uuidv7 } from '../ids.ts';
 import type { ServerFrame } from './envelope.ts';
+import type { ErrorFramePayload, GoodbyePayload, HelloPayload, PongPayload, PtyFramePayload, TaskStatusUpdatePayload } from './server-payloads.ts';
 
-export function serverFrame<P>(op: string, payload: P, sequence: number, now: number, id: string = uuidv7(now)): ServerFrame<P> {
+export const PTY_FRAME_OP = 'pty.session_frame';
+
+/** The server ops whose payloads have a schema, and their payload types. */
+export interface ServerPayloads {
+  binding_hello: HelloPayload;
+  binding_goodbye: GoodbyePayload;
+  Error: ErrorFramePayload;
+  [PTY_FRAME_OP]: PtyFramePayload;
+  pong: PongPayload;
+  TaskStatusUpdate: TaskStatusUpdatePayload;
+}
+
+export type PayloadOf<Op extends string> = Op extends keyof ServerPayloads ? ServerPayloads[Op] : unknown;
+
+export function serverFrame<Op extends string>(op: Op, payload: PayloadOf<Op>, sequence: number, now: number, id: string = uuidv7(now)): ServerFrame<PayloadOf<Op>> {
   return { op, id, ts: new Date(now).toISOString(), sequence, payload };
 }
 
-export type PtyFrameKind = 'Output' | 'Resize' | 'RoleAssigned' | 'MembershipChanged' | 'Keyframe' | 'Closed' | 'Error';
-
-export function ptyPayload<F extends Record<string, unknown>>(kind: PtyFrameKind, fields: F): { kind: PtyFrameKind } & F {
-  return { kind, ...fields };
+/** A `pty.session_frame` of one kind, as JSON text. */
+export function ptyFrameJson(payload: PtyFramePayload, sequence: number, now: number, id?: string): string {
+  return JSON.stringify(serverFrame(PTY_FRAME_OP, payload, sequence, now, id));
 }
-
-export const PTY_FRAME_OP = 'pty.session_frame';

@@ -1,4 +1,4 @@
-// How deeply a client frame may nest (pty-ws-v1 §11, resource exhaustion): checked on the text,
+// How deeply a client frame may nest (docs/protocol.md §1.6): checked on the text,
 // before JSON.parse, in one pass without recursion, so a hostile frame costs no more than its length.
 
 /** The envelope is level 1, its payload level 2; nothing the binding defines comes close to this. */

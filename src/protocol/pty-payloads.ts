@@ -1,4 +1,4 @@
-// Client payloads of pty-extensions/v1 (§4) and the binding's session-host fields (pty-ws-v1 §5.1.1).
+// Client payloads of the terminal verbs (docs/protocol.md §5.2) and the session-host fields (§5.4).
 import * as v from 'valibot';
 
 const Dim = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1024));

@@ -1,6 +1,6 @@
-// A session as the REST routes describe it (INTERFACE.md, HTTP routes): what REST clients read.
+// A session as the REST routes describe it (docs/protocol.md §10): what the routes send and REST clients read.
 import * as v from 'valibot';
-import { Member } from './server-payloads.ts';
+import { MembershipLists } from './server-payloads.ts';
 
 export const SessionInfo = v.object({
   session_id: v.string(),
@@ -14,16 +14,23 @@ export const SessionInfo = v.object({
   cwd: v.nullable(v.string()),
   terminal_size: v.object({ cols: v.number(), rows: v.number() }),
   state: v.picklist(['created', 'running', 'closed']),
+  /** On a running session while the PTY host is unreachable: its process cannot be vouched for. */
+  pty_host: v.optional(v.literal('unreachable')),
   created_at: v.string(),
   closed_at: v.nullable(v.string()),
   exit_code: v.nullable(v.number()),
   close_reason: v.nullable(v.string()),
   /** Only on GET of one session. */
   current_sequence: v.optional(v.number()),
-  membership: v.optional(v.object({ controllers: v.array(Member), observers: v.array(Member) })),
+  membership: v.optional(MembershipLists),
 });
 export type SessionInfo = v.InferOutput<typeof SessionInfo>;
 
 export const SessionList = v.object({ sessions: v.array(SessionInfo) });
+export type SessionList = v.InferOutput<typeof SessionList>;
+
+/** DELETE of a session: whether a process was told to end, and the state it is in meanwhile. */
+export const SessionTerminated = v.object({ session_id: v.string(), terminated: v.boolean(), state: v.picklist(['created', 'running', 'closed', 'closing']) });
+export type SessionTerminated = v.InferOutput<typeof SessionTerminated>;
 
 export const RestErrorBody = v.object({ error: v.object({ code: v.string(), message: v.string() }) });

@@ -1,4 +1,4 @@
-// Sec-WebSocket-Protocol negotiation (pty-ws-v1 §2.2, §7.1; DECISIONS §12).
+// Sec-WebSocket-Protocol negotiation (docs/protocol.md §1.2, §1.3).
 import { BindingError } from '../errors.ts';
 import { base64ToBytes } from '../ids.ts';
 import { BINARY_SUBPROTOCOL, JSON_SUBPROTOCOL } from './uris.ts';

@@ -5,7 +5,7 @@ import { BindingError } from '../errors.ts';
 import { sha256Hex } from '../ids.ts';
 import type { Clock, ShareRecord, ShareStore } from '../ports.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import type { ClientCertificate } from '../auth/client-certificate.ts';
+import type { ClientCertificate } from '../auth/certificate.ts';
 import type { Principal } from '../auth/principal.ts';
 import { SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
 

@@ -1,7 +1,7 @@
-// The A2A task operations of the binding (pty-ws-v1 §4) as hub operation handlers.
+// The A2A task operations of the binding (docs/protocol.md §8.1) as hub operation handlers.
 import { hasScope } from '../auth/principal.ts';
 import { A2A_ERRORS, BindingError } from '../errors.ts';
-import type { OpContext, OpHandler } from '../hub/attachment.ts';
+import type { OpContext, OpHandler } from '../hub/types.ts';
 import { GetTaskPayload, ListTasksPayload, SendMessagePayload, TaskIdPayload } from '../protocol/a2a.ts';
 import { decodePageToken, encodePageToken } from './page-token.ts';
 import { taskView } from './task-objects.ts';

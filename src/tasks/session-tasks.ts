@@ -4,8 +4,7 @@
 // Tasks of a session run one at a time, in arrival order; a command is typed only when the
 // TerminalGate says the terminal is free.
 import { BindingError, errorPayload } from '../errors.ts';
-import type { OpContext } from '../hub/attachment.ts';
-import type { LiveSession } from '../hub/live-session.ts';
+import type { OpContext, Session } from '../hub/types.ts';
 import { uuidv7 } from '../ids.ts';
 import type { Artifact, Task, TaskState, TaskStatusUpdateEvent, UserMessage } from '../protocol/a2a.ts';
 import type { Clock, Logger, LogEntry, TaskPage, TaskStore, TaskWrite } from '../ports.ts';
@@ -68,7 +67,7 @@ export class SessionTasks {
   private writes: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly session: LiveSession,
+    private readonly session: Session,
     private readonly deps: TaskDeps,
   ) {
     this.closed = session.state === 'closed';
@@ -366,13 +365,13 @@ export class SessionTasks {
 
   // ------------------------------------------------------------------ events, followers, storage
 
-  /** A TaskStatusUpdate log frame to the task's followers, with the service parameters of its sender (pty-ws-v1 §9). */
+  /** A TaskStatusUpdate log frame to the task's followers, with the service parameters of its sender (docs/protocol.md §8.2). */
   private announce(run: Run): void {
     const { task } = run;
     const params = run.params();
     const delta: TaskStatusUpdateEvent = { taskId: task.id, contextId: task.contextId, status: task.status };
     if (params) delta.metadata = { service_parameters: params };
-    this.session.emitTo('TaskStatusUpdate', 'TaskStatusUpdate', { task: taskView(task, 0), delta }, this.followers.of(task.id), params ? { service_parameters: params } : {});
+    this.session.emitTaskUpdate({ task: taskView(task, 0), delta }, this.followers.of(task.id), params);
   }
 
   private persist(run: Run, add: Omit<TaskWrite, 'task'> = {}): Promise<void> {

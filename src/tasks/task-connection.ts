@@ -1,6 +1,6 @@
 // One connection as the task runner sees it: which tasks it follows, and ordered delivery of their
 // TaskStatusUpdate frames (held while a SubscribeToTask replay is being read, like a join's flush).
-import type { LogFrame, LogSink } from '../hub/live-session.ts';
+import type { LogFrame, LogSink } from '../hub/types.ts';
 
 export class TaskConnection implements LogSink {
   /** Unfinished tasks this connection is subscribed to. */

@@ -1,7 +1,8 @@
 // Who follows which task on one session: the connection that streamed it and its subscribers.
-// TaskStatusUpdate frames go to them only (DECISIONS §3), live and in a join's replay.
-import type { OpContext } from '../hub/attachment.ts';
+// TaskStatusUpdate frames go to them only (docs/protocol.md §3.3, §8.2), live and in a join's replay.
+import type { OpContext } from '../hub/types.ts';
 import type { LogEntry } from '../ports.ts';
+import { loggedTaskUpdate } from '../protocol/logged-frames.ts';
 import { TaskConnection } from './task-connection.ts';
 
 export class TaskFollowers {
@@ -63,9 +64,5 @@ export class TaskFollowers {
 /** The task a logged TaskStatusUpdate frame is about. */
 export function updateOf(entry: LogEntry): string | undefined {
   if (entry.kind !== 'TaskStatusUpdate') return undefined;
-  try {
-    return (JSON.parse(entry.frame) as { payload?: { delta?: { taskId?: string } } }).payload?.delta?.taskId;
-  } catch {
-    return undefined;
-  }
+  return loggedTaskUpdate(entry.frame)?.delta.taskId;
 }

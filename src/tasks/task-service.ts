@@ -1,5 +1,5 @@
 // The A2A task side of every session: one SessionTasks per session, created on first use.
-import type { LiveSession } from '../hub/live-session.ts';
+import type { Session } from '../hub/types.ts';
 import type { Clock, Logger, LogEntry, TaskStore } from '../ports.ts';
 import { SessionTasks, type TaskLimits } from './session-tasks.ts';
 import { agentMessage, withStatus } from './task-objects.ts';
@@ -33,7 +33,7 @@ export class TaskService {
     if (unfinished.length > 0) logger.log('warn', 'tasks left unfinished by the previous run marked FAILED', { count: unfinished.length });
   }
 
-  forSession(session: LiveSession): SessionTasks {
+  forSession(session: Session): SessionTasks {
     let tasks = this.sessions.get(session.id);
     if (!tasks) {
       tasks = new SessionTasks(session, { ...this.deps, limits: TASK_LIMITS });

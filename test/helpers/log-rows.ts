@@ -34,7 +34,7 @@ export function logFramesOf(c: TestClient, requestIds: readonly string[]): Frame
   return c.frames().filter((f) => f.op === 'pty.session_frame' && !requestIds.includes(f.id));
 }
 
-/** The highest sequence a client has seen: its replay cursor (DECISIONS §2). */
+/** The highest sequence a client has seen: its replay cursor (docs/protocol.md §3.2). */
 export function cursorOf(c: TestClient, requestIds: readonly string[]): number {
   return Math.max(0, ...logFramesOf(c, requestIds).map((f) => f.sequence));
 }

@@ -3,7 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Context } from 'hono';
-import type { ClientCertificate } from '../../auth/client-certificate.ts';
+import type { ClientCertificate } from '../../auth/certificate.ts';
 
 export function clientCertificateOf(c: Context): ClientCertificate | undefined {
   const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket as TLSSocket | undefined;

@@ -6,7 +6,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
-import type { WebAssets } from '../../../routes/web-page.ts';
+import type { WebAssets } from '../../../routes/deps.ts';
 import type { Logger } from '../../ports.ts';
 import { prebuiltWebDir } from './package-files.ts';
 

@@ -1,4 +1,4 @@
-// A `ws` socket as a ClientConnection, with WebSocket Ping/Pong keepalive (pty-ws-v1 §2.4).
+// A `ws` socket as a ClientConnection, with WebSocket Ping/Pong keepalive (docs/protocol.md §1.5).
 import type { WSContext } from 'hono/ws';
 import WebSocket from 'ws';
 import type { Metrics } from '../../metrics.ts';

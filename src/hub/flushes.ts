@@ -1,0 +1,117 @@
+// A member's flushes (docs/protocol.md §6): the join's (live or of an ended session), a requested
+// Keyframe and a lagged member's repaint. Each holds the member's live frames while it reads,
+// then releases them after the Keyframe, so replay + live never skip or repeat a frame.
+import { BindingError } from '../errors.ts';
+import type { JoinSession } from '../protocol/pty-payloads.ts';
+import type { HubDeps } from './deps.ts';
+import { checkJoinSpec } from './join-spec.ts';
+import { processStarter, type StarterContext } from './process-start.ts';
+import { checkJoinBackend } from './session-host.ts';
+import type { Lifecycle } from './lifecycle.ts';
+import type { Member } from './member.ts';
+import type { Membership } from './membership.ts';
+import type { RoleDecision } from './roles.ts';
+import { asFrame, type SessionLog } from './session-log.ts';
+import type { SessionScreen } from './session-screen.ts';
+import type { LogFrame } from './types.ts';
+import { auditMember } from './audit.ts';
+import { unicast } from './wire.ts';
+
+/** The parts of a session a flush reads. */
+export interface FlushContext extends StarterContext {
+  readonly id: string;
+  readonly log: SessionLog;
+  readonly screen: SessionScreen;
+  readonly members: Membership;
+  readonly lifecycle: Lifecycle;
+  readonly deps: HubDeps;
+  /** Logs and sends the session's MembershipChanged. */
+  membershipChanged(): LogFrame;
+  retireIfIdle(): void;
+}
+
+type ReplayFrom = number | null | undefined;
+
+/** A join: checked, given a role, the process started if need be, then the flush (docs/protocol.md §5.4, §6.1). */
+export async function join(ctx: FlushContext, member: Member, req: JoinSession, replayFrom: ReplayFrom, requestId: string): Promise<void> {
+  const record = ctx.lifecycle.record;
+  if (record.state === 'running') checkJoinBackend(ctx.deps.sessionHost, record, req);
+  checkJoinSpec(record, req, member.rights, ctx.deps.config);
+  if (!ctx.lifecycle.ended) {
+    const decision = ctx.members.decide(member, req.role);
+    const before = ctx.log.current;
+    await ctx.lifecycle.ensureStarted(req, decision.firstController, processStarter(ctx));
+    // The start may have seen the process end already.
+    if (!ctx.lifecycle.ended) return joinLive(ctx, member, decision, replayFrom, requestId);
+    // The process ended while it was starting: show this joiner everything it printed.
+    replayFrom ??= before;
+  }
+  return joinEnded(ctx, member, replayFrom, requestId);
+}
+
+/** RoleAssigned → replay → the join's MembershipChanged → Keyframe → what was held (docs/protocol.md §6.1). */
+async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecision, replayFrom: ReplayFrom, requestId: string): Promise<void> {
+  const { clock } = ctx.deps;
+  member.hold();
+  ctx.members.admit(member, decision.role);
+  member.sendUnicast(unicast.role(member.clientId, decision, ctx.log.current, clock.now(), requestId));
+  auditMember(ctx.deps.logger, ctx.id, member, 'audit.attach', { role: decision.role, downgraded: decision.downgraded, reason: decision.reason, replay_from: replayFrom ?? undefined });
+
+  const joined = ctx.membershipChanged();
+  // Asked for right after the MembershipChanged is numbered, so the anchor is at most that frame.
+  const screen = ctx.screen.snapshot('join')!;
+  const replay = replayFrom === null || replayFrom === undefined ? null : await replayFor(ctx, member, replayFrom, joined.sequence, requestId);
+  member.release(replay ?? [joined], unicast.keyframe(await screen, joined.sequence, clock.now(), requestId));
+}
+
+/** An ended session can still be read: the frames asked for (at least its Closed), its last screen, goodbye. */
+async function joinEnded(ctx: FlushContext, member: Member, replayFrom: ReplayFrom, requestId: string): Promise<void> {
+  const { clock } = ctx.deps;
+  const last = ctx.log.current;
+  member.role = 'observer';
+  member.sendUnicast(unicast.role(member.clientId, { role: 'observer', downgraded: false, reason: 'the session has ended' }, last, clock.now(), requestId));
+  auditMember(ctx.deps.logger, ctx.id, member, 'audit.attach', { role: 'observer', session_state: 'closed', replay_from: replayFrom ?? undefined });
+  ctx.lifecycle.reading(true);
+  try {
+    let frames = replayFrom === null || replayFrom === undefined ? null : await replayFor(ctx, member, replayFrom, last, requestId);
+    frames ??= await ctx.log.framesAfter(last - 1);
+    // A retired session's last screen comes back from the log, for this join only.
+    await ctx.screen.ensureRebuilt(ctx.lifecycle.record);
+    member.release(frames, unicast.keyframe(await ctx.screen.snapshot('join')!, last, clock.now(), requestId));
+    member.goodbye('session_closed');
+  } finally {
+    ctx.lifecycle.reading(false);
+    ctx.retireIfIdle();
+  }
+}
+
+/** pty.request_keyframe: a Keyframe for this member only. */
+export async function keyframeFor(ctx: FlushContext, member: Member, requestId: string): Promise<void> {
+  const pending = ctx.screen.snapshot('request');
+  if (!pending) throw new BindingError('INVALID_REQUEST', 'the session has no screen yet: join first');
+  member.hold();
+  const snap = await pending;
+  member.release([], unicast.keyframe(snap, member.lastSequence, ctx.deps.clock.now(), requestId), snap.anchor);
+}
+
+/** A lagged member's socket drained: tell it what it lost, then repaint it (docs/protocol.md §6.4). */
+export async function recoverLagged(ctx: FlushContext, member: Member): Promise<void> {
+  if (!ctx.screen.exists || !ctx.members.has(member)) return;
+  member.hold();
+  ctx.deps.metrics.inc('lagged_clients_total');
+  const snap = await ctx.screen.snapshot('lag')!;
+  const { clock } = ctx.deps;
+  member.sendUnicast(unicast.lagged(snap.anchor, member.lastSequence, clock.now()));
+  member.release([], unicast.keyframe(snap, member.lastSequence, clock.now()), snap.anchor);
+}
+
+/** Log frames in (replayFrom, upTo] this member may see, or null after telling it REPLAY_OUT_OF_RANGE. */
+async function replayFor(ctx: FlushContext, member: Member, replayFrom: number, upTo: number, requestId: string): Promise<LogFrame[] | null> {
+  const entries = await ctx.log.range(replayFrom, upTo);
+  if (!Array.isArray(entries)) {
+    member.sendUnicast(unicast.error(entries, upTo, ctx.deps.clock.now(), requestId));
+    return null;
+  }
+  const filter = ctx.deps.replayFilter;
+  return entries.filter((e) => !filter || filter(ctx.id, member.clientId, e)).map(asFrame);
+}

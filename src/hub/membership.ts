@@ -1,0 +1,93 @@
+// Who is joined to one session and in which role (docs/protocol.md §5.1): admission within the
+// capacity limits, role changes, the lists MembershipChanged carries, and fan-out of log frames.
+import type { Config } from '../config.ts';
+import { BindingError } from '../errors.ts';
+import type { Role } from '../protocol/pty-payloads.ts';
+import type { MembershipLists } from '../protocol/server-payloads.ts';
+import type { Member } from './member.ts';
+import { assignRole, changeRole, type RoleDecision } from './roles.ts';
+import type { LogFrame } from './types.ts';
+
+export class Membership {
+  private readonly members = new Map<string, Member>();
+  /** Whether anyone has joined yet (as far as this router saw): the first joiner becomes controller. */
+  private joinedBefore = false;
+
+  constructor(private readonly limits: Pick<Config, 'maxControllers' | 'maxObservers'>) {}
+
+  get size(): number {
+    return this.members.size;
+  }
+
+  /** The role a joining member gets; throws (RATE_LIMITED, PERMISSION_DENIED) when it cannot join. */
+  decide(member: Member, requested: Role): RoleDecision & { firstController: boolean } {
+    const counts = this.counts();
+    const decision = assignRole({ requested, mayControl: member.mayControl, fresh: !this.joinedBefore, ...counts, ...this.limits });
+    return { ...decision, firstController: decision.role === 'controller' && counts.controllers === 0 };
+  }
+
+  admit(member: Member, role: Role): void {
+    this.joinedBefore = true;
+    member.role = role;
+    this.members.set(member.clientId, member);
+  }
+
+  /** pty.request_role: the decision, applied to the member. */
+  changeRole(member: Member, requested: Role): RoleDecision & { changed: boolean } {
+    const decision = changeRole(member.role, { requested, mayControl: member.mayControl, ...this.counts(member), ...this.limits });
+    const changed = decision.role !== member.role;
+    member.role = decision.role;
+    return { ...decision, changed };
+  }
+
+  /** False when the member was not (or no longer) joined. */
+  remove(member: Member): boolean {
+    return this.members.delete(member.clientId);
+  }
+
+  has(member: Member): boolean {
+    return this.members.has(member.clientId);
+  }
+
+  all(): Iterable<Member> {
+    return this.members.values();
+  }
+
+  /** Everyone leaves at once (the session ended): they were told already. */
+  clear(): void {
+    this.members.clear();
+  }
+
+  broadcast(frame: LogFrame): void {
+    for (const m of this.members.values()) m.sendLog(frame);
+  }
+
+  /** A unicast frame for every member (an Error they all need to hear), made for each one. */
+  tellEach(frame: (m: Member) => string): void {
+    for (const m of this.members.values()) m.sendUnicast(frame(m));
+  }
+
+  /** Throws unless the member is joined, may control, and is a controller. */
+  requireController(member: Member, what: string): void {
+    if (!this.has(member)) throw new BindingError('INVALID_REQUEST', `join the session (pty.join_session) before you ${what}`);
+    if (!member.mayControl) throw new BindingError('PERMISSION_DENIED', `this connection's principal has only the pty:observe scope: it cannot ${what}`);
+    if (member.role !== 'controller') throw new BindingError('PERMISSION_DENIED', `observers cannot ${what}: request the controller role first`);
+  }
+
+  lists(): MembershipLists {
+    const list = (role: Role) =>
+      [...this.members.values()].filter((m) => m.role === role).map((m) => (m.label ? { client_id: m.clientId, label: m.label } : { client_id: m.clientId }));
+    return { controllers: list('controller'), observers: list('observer') };
+  }
+
+  private counts(except?: Member): { controllers: number; observers: number } {
+    let controllers = 0;
+    let observers = 0;
+    for (const m of this.members.values()) {
+      if (m === except) continue;
+      if (m.role === 'controller') controllers++;
+      else observers++;
+    }
+    return { controllers, observers };
+  }
+}

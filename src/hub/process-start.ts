@@ -1,0 +1,35 @@
+// Starting a session's process (docs/protocol.md §5.4): the backend and size the join asks for, the
+// spawn spec, and the screen made before the process exists so its first bytes are folded in.
+import type { HubDeps } from './deps.ts';
+import type { Lifecycle, Starter } from './lifecycle.ts';
+import { buildSpawnSpec, selectBackend, spawnError } from './session-host.ts';
+import type { SessionScreen } from './session-screen.ts';
+
+export interface StarterContext {
+  readonly deps: HubDeps;
+  readonly lifecycle: Lifecycle;
+  readonly screen: SessionScreen;
+}
+
+export function processStarter(s: StarterContext): Starter {
+  return async (req, firstController) => {
+    const { config, pty, sessionHost } = s.deps;
+    const record = s.lifecycle.record;
+    const { backend, sessionClass } = selectBackend(sessionHost, req.session_backend ?? req.backend ?? record.backend, req.session_class ?? record.sessionClass);
+    // Only the first controller's size counts.
+    const size = firstController ? (req.terminal_size ?? (req.cols && req.rows ? { cols: req.cols, rows: req.rows } : undefined)) : undefined;
+    const cols = size?.cols ?? record.cols;
+    const rows = size?.rows ?? record.rows;
+    const spec = buildSpawnSpec({ ...record, backend }, req, cols, rows, { defaultShell: config.defaultShell, defaultCwd: config.defaultCwd, baseEnv: config.sessionBaseEnv });
+    s.screen.create(cols, rows);
+    try {
+      await pty.spawn(spec);
+    } catch (e) {
+      s.screen.dispose();
+      throw spawnError(e);
+    }
+    // The spec it started with is recorded whole (without the server's base environment): later
+    // joins are checked against it (join-spec.ts) and REST shows what really runs.
+    return { backend, sessionClass, state: 'running', cwd: spec.cwd, argv: spec.argv, env: { ...record.env, ...req.env }, cols, rows };
+  };
+}

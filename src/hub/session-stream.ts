@@ -1,0 +1,58 @@
+// Where a session's events go, in order: numbered and logged once, then to every member, then to
+// the observers (the task runner), and its end: observers first, the Closed frame, goodbyes.
+import type { Metrics } from '../metrics.ts';
+import type { Lifecycle, Ending } from './lifecycle.ts';
+import type { Membership } from './membership.ts';
+import type { SessionLog } from './session-log.ts';
+import type { SessionScreen } from './session-screen.ts';
+import type { LogFrame, SessionEvent, SessionObserver } from './types.ts';
+
+export class SessionStream {
+  private readonly observers = new Set<SessionObserver>();
+
+  constructor(
+    private readonly parts: { log: SessionLog; members: Membership; screen: SessionScreen; lifecycle: Lifecycle },
+    private readonly metrics: Metrics,
+  ) {}
+
+  /** Until the process ends, `observer` sees its output, controller input and end. */
+  observe(observer: SessionObserver): void {
+    this.observers.add(observer);
+  }
+
+  /** A log frame for every member. */
+  emit(event: Exclude<SessionEvent, { kind: 'TaskStatusUpdate' }>): LogFrame {
+    const frame = this.parts.log.append(event);
+    this.parts.members.broadcast(frame);
+    if (event.kind === 'Output') for (const o of this.observers) o.output?.(event.data);
+    return frame;
+  }
+
+  /** PTY output: an Output frame, folded into the screen once numbered. */
+  output(data: Uint8Array): void {
+    if (this.parts.lifecycle.ended) return;
+    this.metrics.inc('pty_output_bytes_total', {}, data.byteLength);
+    this.parts.screen.output(data, this.emit({ kind: 'Output', data }).sequence);
+  }
+
+  /** Bytes a controller typed, for the observers. */
+  input(data: Uint8Array): void {
+    for (const o of this.observers) o.input?.(data);
+  }
+
+  /**
+   * The process is over: observers hear it before the Closed frame, so frames they emit come first;
+   * then every member's `binding_goodbye` says `goodbye` (the server's own stop: `server_shutdown`).
+   */
+  end(ending: Ending, goodbye = 'session_closed'): void {
+    const { lifecycle, members, screen } = this.parts;
+    if (lifecycle.ended) return;
+    screen.stop();
+    for (const o of this.observers) o.ended?.(ending.exitCode, ending.reason);
+    this.observers.clear();
+    this.emit({ kind: 'Closed', ...ending });
+    lifecycle.close(ending);
+    for (const m of members.all()) m.goodbye(goodbye);
+    members.clear();
+  }
+}

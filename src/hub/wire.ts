@@ -1,0 +1,81 @@
+// The hub's one encoder: session events and unicast answers become frames here and nowhere else
+// (JSON envelope, base64, PW1O; docs/protocol.md §2, §5.3). Each log frame is encoded once, for the
+// store and every connection; its PW1O form only if a binary connection asks for it.
+import { bytesToBase64 } from '../ids.ts';
+import { errorPayload, type BindingError } from '../errors.ts';
+import { encodeOutputFrame } from '../protocol/binary.ts';
+import { PTY_FRAME_OP, ptyFrameJson, serverFrame } from '../protocol/frames.ts';
+import type { KeyframePayload, PtyFramePayload } from '../protocol/server-payloads.ts';
+import { SNAPSHOT_FORMAT } from '../protocol/uris.ts';
+import type { ScreenSnapshot } from '../ports.ts';
+import type { RoleDecision } from './roles.ts';
+import type { LogFrame, SessionEvent } from './types.ts';
+
+class OutputFrame implements LogFrame {
+  #binary: Uint8Array | undefined;
+  constructor(
+    readonly sequence: number,
+    readonly json: string,
+    readonly output: Uint8Array,
+  ) {}
+
+  get binary(): Uint8Array {
+    return (this.#binary ??= encodeOutputFrame(this.sequence, this.output));
+  }
+}
+
+/** The log frame of an event: its kind as the log names it, and the frame. */
+export function encodeLogFrame(event: SessionEvent, sequence: number, now: number): { kind: string; frame: LogFrame } {
+  if (event.kind === 'TaskStatusUpdate') {
+    const envelope = event.serviceParameters ? { service_parameters: event.serviceParameters } : {};
+    return { kind: event.kind, frame: { sequence, json: JSON.stringify({ ...serverFrame('TaskStatusUpdate', event.update, sequence, now), ...envelope }) } };
+  }
+  const json = JSON.stringify(serverFrame(PTY_FRAME_OP, ptyPayload(event), sequence, now));
+  return { kind: event.kind, frame: event.kind === 'Output' ? new OutputFrame(sequence, json, event.data) : { sequence, json } };
+}
+
+function ptyPayload(event: Exclude<SessionEvent, { kind: 'TaskStatusUpdate' }>): PtyFramePayload {
+  switch (event.kind) {
+    case 'Output':
+      return { kind: 'Output', stream: 'stdout', data: bytesToBase64(event.data) };
+    case 'Resize':
+      return { kind: 'Resize', cols: event.cols, rows: event.rows };
+    case 'MembershipChanged':
+      return { kind: 'MembershipChanged', ...event.members };
+    case 'Keyframe':
+      return keyframePayload(event.snapshot);
+    case 'Closed':
+      return { kind: 'Closed', exit_code: event.exitCode, reason: event.reason, detail: event.detail };
+  }
+}
+
+function keyframePayload(snap: ScreenSnapshot): KeyframePayload {
+  return {
+    kind: 'Keyframe',
+    snapshot: bytesToBase64(new TextEncoder().encode(snap.snapshot)),
+    snapshot_format: SNAPSHOT_FORMAT,
+    snapshot_cols: snap.cols,
+    snapshot_rows: snap.rows,
+    anchor_sequence: snap.anchor,
+  };
+}
+
+/** A frame for one connection (docs/protocol.md §3.1): not logged, numbered with `sequence`. */
+export const unicast = {
+  role(clientId: string, d: RoleDecision, sequence: number, now: number, id: string): string {
+    return ptyFrameJson({ kind: 'RoleAssigned', role: d.role, client_id: clientId, downgraded: d.downgraded || undefined, reason: d.reason || undefined }, sequence, now, id);
+  },
+  keyframe(snap: ScreenSnapshot, sequence: number, now: number, id?: string): string {
+    return ptyFrameJson(keyframePayload(snap), sequence, now, id);
+  },
+  lagged(anchor: number, sequence: number, now: number): string {
+    const message = `this connection fell behind; Output up to sequence ${anchor} was dropped for it and the next frame is a Keyframe`;
+    return ptyFrameJson({ kind: 'Error', code: 'PTY_OUTPUT_LAGGED', message }, sequence, now);
+  },
+  error(err: BindingError, sequence: number, now: number, id?: string): string {
+    return JSON.stringify(serverFrame('Error', errorPayload(err), sequence, now, id));
+  },
+  goodbye(reason: string, sequence: number, now: number): string {
+    return JSON.stringify(serverFrame('binding_goodbye', { reason }, sequence, now));
+  },
+};

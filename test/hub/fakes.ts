@@ -1,0 +1,277 @@
+// In-memory fakes of the hub's ports (Store, PtyHost, Clock, Screen, ClientConnection), for unit
+// tests of one session without a child process, a database or a socket.
+import { loadConfig, type Config } from '../../src/config.ts';
+import type { HubDeps } from '../../src/hub/deps.ts';
+import type { JoinRights } from '../../src/hub/join-spec.ts';
+import { LiveSession } from '../../src/hub/live-session.ts';
+import { Member } from '../../src/hub/member.ts';
+import { sessionHostCaps } from '../../src/hub/session-host.ts';
+import { newSessionRecord } from '../../src/hub/session-record.ts';
+import { NO_METRICS } from '../../src/metrics.ts';
+import type {
+  ClientConnection,
+  Clock,
+  LogEntry,
+  Logger,
+  PtyHost,
+  PtyHostListener,
+  PtySessionInfo,
+  Screen,
+  ScreenSnapshot,
+  SessionPatch,
+  SessionRecord,
+  SpawnSpec,
+  Store,
+} from '../../src/ports.ts';
+
+export class FakeClock implements Clock {
+  t = Date.parse('2026-06-01T00:00:00Z');
+  now(): number {
+    return this.t;
+  }
+}
+
+export const silentLogger: Logger = { log: () => undefined, child: () => silentLogger };
+
+/** A promise with its resolve and reject outside. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** The log and session rows in memory; `readGate` lets a test hold every readLog until it opens it. */
+export class MemoryStore implements Store {
+  readonly sessions = new Map<string, SessionRecord>();
+  readonly log: LogEntry[] = [];
+  readonly prunes: Array<{ sessionId: string; keepFrames: number; keepSeconds: number }> = [];
+  readonly updates: SessionPatch[] = [];
+  readGate: Promise<void> | null = null;
+  pruneGate: Promise<void> | null = null;
+
+  async createSession(rec: SessionRecord): Promise<void> {
+    this.sessions.set(rec.id, rec);
+  }
+  async getSession(_instanceId: string, sessionId: string): Promise<SessionRecord | undefined> {
+    return this.sessions.get(sessionId);
+  }
+  async listSessions(): Promise<SessionRecord[]> {
+    return [...this.sessions.values()];
+  }
+  async updateSession(sessionId: string, patch: SessionPatch): Promise<void> {
+    this.updates.push(patch);
+    const rec = this.sessions.get(sessionId);
+    if (rec) this.sessions.set(sessionId, { ...rec, ...patch } as SessionRecord);
+  }
+  appendLog(entry: LogEntry): void {
+    this.log.push(entry);
+  }
+  async readLog(sessionId: string, afterSequence: number, limit?: number): Promise<LogEntry[]> {
+    const rows = this.log.filter((e) => e.sessionId === sessionId && e.sequence > afterSequence);
+    if (this.readGate) await this.readGate;
+    return limit === undefined ? rows : rows.slice(0, limit);
+  }
+  async lastFrameOfKind(sessionId: string, kind: string): Promise<LogEntry | undefined> {
+    return this.log.filter((e) => e.sessionId === sessionId && e.kind === kind).at(-1);
+  }
+  async lastSequence(sessionId: string): Promise<number> {
+    return this.log.filter((e) => e.sessionId === sessionId).at(-1)?.sequence ?? 0;
+  }
+  async oldestSequence(sessionId: string): Promise<number | null> {
+    return this.log.find((e) => e.sessionId === sessionId)?.sequence ?? null;
+  }
+  async prune(sessionId: string, opts: { keepFrames: number; keepSeconds: number; now: number }): Promise<number> {
+    this.prunes.push({ sessionId, keepFrames: opts.keepFrames, keepSeconds: opts.keepSeconds });
+    if (this.pruneGate) await this.pruneGate;
+    const mine = this.log.filter((e) => e.sessionId === sessionId);
+    const newest = new Set(mine.slice(-opts.keepFrames));
+    const drop = mine.filter((e) => !newest.has(e) && e.createdAt < opts.now - opts.keepSeconds * 1000);
+    for (const e of drop) this.log.splice(this.log.indexOf(e), 1);
+    return drop.length;
+  }
+  onLogLoss(): () => void {
+    return () => undefined;
+  }
+  watchQueue(): () => void {
+    return () => undefined;
+  }
+  async flush(): Promise<void> {}
+  async close(): Promise<void> {}
+}
+
+/** A PTY host that records what the router asks of it; `spawnGate` holds a spawn until opened. */
+export class FakePty implements PtyHost {
+  readonly spawned: SpawnSpec[] = [];
+  readonly writes: Array<{ sessionId: string; text: string }> = [];
+  readonly resizes: Array<{ cols: number; rows: number }> = [];
+  readonly kills: Array<{ sessionId: string; signal?: string }> = [];
+  spawnGate: Promise<void> | null = null;
+  spawnFailure: { code: string; message: string } | null = null;
+
+  async spawn(spec: SpawnSpec): Promise<{ pid: number }> {
+    this.spawned.push(spec);
+    if (this.spawnGate) await this.spawnGate;
+    if (this.spawnFailure) throw this.spawnFailure;
+    return { pid: 4242 };
+  }
+  write(sessionId: string, data: Uint8Array): void {
+    this.writes.push({ sessionId, text: new TextDecoder().decode(data) });
+  }
+  resize(_sessionId: string, cols: number, rows: number): void {
+    this.resizes.push({ cols, rows });
+  }
+  kill(sessionId: string, signal?: string): void {
+    this.kills.push({ sessionId, signal });
+  }
+  async list(): Promise<PtySessionInfo[]> {
+    return [];
+  }
+  subscribe(_listener: PtyHostListener): () => void {
+    return () => undefined;
+  }
+  startEvents(): void {}
+  pauseEvents(): void {}
+  resumeEvents(): void {}
+  async close(): Promise<void> {}
+}
+
+/** An emulator that keeps the text it was fed; its snapshot is that text. */
+export class FakeScreen implements Screen {
+  text = '';
+  anchor = 0;
+  disposed = false;
+  constructor(
+    public cols: number,
+    public rows: number,
+  ) {}
+  write(data: Uint8Array, sequence: number): void {
+    this.text += new TextDecoder().decode(data);
+    this.anchor = sequence;
+  }
+  resize(cols: number, rows: number, sequence: number): void {
+    this.cols = cols;
+    this.rows = rows;
+    this.anchor = sequence;
+  }
+  snapshot(): Promise<ScreenSnapshot> {
+    return Promise.resolve({ snapshot: this.text, cols: this.cols, rows: this.rows, anchor: this.anchor });
+  }
+  snapshotNow(): Promise<ScreenSnapshot> {
+    return this.snapshot();
+  }
+  backlog(): number {
+    return 0;
+  }
+  dispose(): void {
+    this.disposed = true;
+  }
+}
+
+export interface SentFrame {
+  op: string;
+  id: string;
+  sequence: number;
+  payload: Record<string, unknown> & { kind?: string };
+}
+
+/** A socket that keeps what was sent: JSON frames parsed, binary ones as PW1O sequence + text. */
+export class FakeConn implements ClientConnection {
+  readonly sent: Array<SentFrame | { binary: true; sequence: number; text: string }> = [];
+  closed: { code: number; reason: string } | null = null;
+  buffered = 0;
+  constructor(readonly binary = false) {}
+  sendText(text: string): void {
+    this.sent.push(JSON.parse(text) as SentFrame);
+  }
+  sendBinary(bytes: Uint8Array): void {
+    const sequence = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(4));
+    this.sent.push({ binary: true, sequence, text: new TextDecoder().decode(bytes.subarray(13)) });
+  }
+  bufferedAmount(): number {
+    return this.buffered;
+  }
+  close(code: number, reason: string): void {
+    this.closed = { code, reason };
+  }
+  /** What was sent, one short label per frame: `op` or `kind`, with its sequence. */
+  labels(): string[] {
+    return this.sent.map((f) => ('binary' in f ? `PW1O@${f.sequence}` : `${f.payload.kind ?? f.op}@${f.sequence}`));
+  }
+  frames(): SentFrame[] {
+    return this.sent.filter((f): f is SentFrame => !('binary' in f));
+  }
+}
+
+export const CONTROL: JoinRights = { principalId: 'alice', mayControl: true, mayAdmin: false };
+export const OBSERVE: JoinRights = { principalId: 'olga', mayControl: false, mayAdmin: false };
+
+/** One session over the fakes, as SessionHub.load makes it. */
+export class Rig {
+  readonly clock = new FakeClock();
+  readonly store = new MemoryStore();
+  readonly pty = new FakePty();
+  readonly screens: FakeScreen[] = [];
+  readonly config: Config;
+  readonly deps: HubDeps;
+  readonly record: SessionRecord;
+  readonly retired: LiveSession[] = [];
+  session: LiveSession;
+  private clients = 0;
+
+  constructor(settings: Partial<Config> = {}, record: Partial<SessionRecord> = {}) {
+    this.config = { ...loadConfig({ HOME: '/home/test', SHELL: '/bin/sh' }), ...settings };
+    this.deps = {
+      config: this.config,
+      store: this.store,
+      pty: this.pty,
+      clock: this.clock,
+      logger: silentLogger,
+      sessionHost: sessionHostCaps(['native', 'tmux']),
+      screens: (cols, rows) => {
+        const s = new FakeScreen(cols, rows);
+        this.screens.push(s);
+        return s;
+      },
+      metrics: NO_METRICS,
+    };
+    const caps = this.deps.sessionHost;
+    this.record = {
+      ...newSessionRecord({ instanceId: 'local', caps, defaultCols: 80, defaultRows: 24, createdBy: 'alice', now: this.clock.now() }, {}),
+      ...record,
+    };
+    this.store.sessions.set(this.record.id, this.record);
+    this.session = this.load(this.record, 0);
+  }
+
+  /** A LiveSession over a record, as the hub loads it. */
+  load(record: SessionRecord, lastSequence: number, screen: Screen | null = null): LiveSession {
+    return new LiveSession(this.deps, record, { lastSequence, screen, makeScreen: this.deps.screens, retire: (s) => this.retired.push(s) });
+  }
+
+  member(rights: JoinRights = CONTROL, binary = false): { member: Member; conn: FakeConn } {
+    const conn = new FakeConn(binary);
+    const member = new Member(conn, `client-${++this.clients}`, undefined, rights, (reason) => JSON.stringify({ op: 'binding_goodbye', id: 'g', ts: '', sequence: 0, payload: { reason } }), this.config.lag, () => undefined);
+    return { member, conn };
+  }
+
+  async join(role: 'controller' | 'observer', o: { rights?: JoinRights; replayFrom?: number; binary?: boolean; cols?: number; rows?: number } = {}): Promise<{ member: Member; conn: FakeConn }> {
+    const m = this.member(o.rights, o.binary);
+    await this.session.join(m.member, { role, cols: o.cols, rows: o.rows }, o.replayFrom, `join-${m.member.clientId}`);
+    return m;
+  }
+
+  /** PTY output as the host reports it, then the turn in which the session logs it. */
+  async output(text: string): Promise<void> {
+    this.session.onOutput(new TextEncoder().encode(text));
+    await turn();
+  }
+}
+
+/** Lets the session's PTY event queue run (it drains on the next event-loop turn). */
+export function turn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
