@@ -32,7 +32,7 @@ const originList = v.optional(
 );
 
 /**
- * The replay floor of pty-ws-v1 §8.2 (docs/security.md, attack 7): the larger of 1000 frames and
+ * The replay floor (docs/protocol.md §6.5, docs/security.md attack 7): the larger of 1000 frames and
  * 24 hours must stay replayable, so neither may be configured lower. Tests that need a short log
  * set the Config fields in code (test/helpers/server.ts `overrides`); production refuses even that.
  */

@@ -69,31 +69,54 @@ describe('session host selection', () => {
     expect(r.json).toMatchObject({ error: { code } });
   });
 
-  it('a join refuses an unsupported pair before any role, and a start failure names the problem; the host keeps serving', async () => {
+  it('a join refuses an unsupported pair before any role; the session stays startable', async () => {
     const s = await rest.create({ session_backend: 'tmux' });
     const c = await TestClient.connect(s.attach_url, { token: server.devToken });
     await c.waitForFrame((f) => f.op === 'binding_hello', 'hello');
     const bad = [
       [{ role: 'controller', session_backend: 'zellij' }, 'UNSUPPORTED_OPERATION', 'session_backend.not_implemented'],
       [{ role: 'controller', session_class: 'direct' }, 'UNSUPPORTED_OPERATION', 'session_class.not_implemented'],
-      [{ role: 'controller', argv: ['/no/such/program'] }, 'INVALID_REQUEST', 'spawn.not_found'],
-      [{ role: 'controller', cwd: '/no/such/dir' }, 'INVALID_REQUEST', 'spawn.bad_cwd'],
     ] as const;
-    for (const [payload, code, reason] of bad) {
-      const id = c.send('pty.join_session', payload);
-      const err = await c.waitForFrame((f) => f.id === id && f.op === 'Error', `refusal of ${JSON.stringify(payload)}`);
-      expect(err.payload).toMatchObject({ code });
-      expect((err.payload.a2a_error as { data: Array<{ metadata: Record<string, string> }> }).data[0]!.metadata.reason).toBe(reason);
-    }
+    for (const [payload, code, reason] of bad) await expectRefusal(c, payload, code, reason);
     expect(c.frames().some((f) => f.payload.kind === 'RoleAssigned')).toBe(false);
-    // Still usable: the same session starts fine with a good request.
     await c.join({ role: 'controller', command: 'echo started-$((6*7)); sleep 30' });
     await waitForText(c, 'started-42');
     expect((await rest.get(s.session_id)).state).toBe('running');
     expect(await rest.delete(s.session_id)).toBe(202);
     await c.waitForClose();
   });
+
+  it.each([
+    [{ argv: ['/no/such/program'] }, 'spawn.not_found', 'program not found or not executable: /no/such/program'],
+    [{ cwd: '/no/such/dir' }, 'spawn.bad_cwd', 'working directory does not exist: /no/such/dir'],
+  ])('a process that cannot start (%j) refuses the join naming %s and ends the session with Closed(error); the host keeps serving', async (fields, reason, detail) => {
+    const s = await rest.create({ session_backend: 'tmux', ...fields });
+    const c = await TestClient.connect(s.attach_url, { token: server.devToken });
+    await c.waitForFrame((f) => f.op === 'binding_hello', 'hello');
+    await expectRefusal(c, { role: 'controller' }, 'INVALID_REQUEST', reason);
+    await vi.waitFor(async () => expect(await rest.get(s.session_id)).toMatchObject({ state: 'closed', close_reason: 'error' }), WAIT);
+    // Whoever joins next reads why it ended, and nothing is started again.
+    const late = await TestClient.connect(s.attach_url, { token: server.devToken });
+    late.send('pty.join_session', { role: 'observer' }, { replay_from: 0 });
+    const closed = await late.waitForFrame((f) => f.payload.kind === 'Closed', 'Closed');
+    expect(closed.payload).toMatchObject({ kind: 'Closed', reason: 'error', exit_code: null });
+    expect(String(closed.payload.detail)).toContain(detail);
+    await late.waitForFrame((f) => f.op === 'binding_goodbye', 'goodbye');
+    c.close();
+    const good = await rest.create({ session_backend: 'tmux', command: 'echo fine-$((6*7)); sleep 30' });
+    const g = await joined(good.attach_url);
+    await waitForText(g.c, 'fine-42');
+    expect(await rest.delete(good.session_id)).toBe(202);
+    await g.c.waitForClose();
+  });
 });
+
+async function expectRefusal(c: TestClient, payload: Record<string, unknown>, code: string, reason: string): Promise<void> {
+  const id = c.send('pty.join_session', payload);
+  const err = await c.waitForFrame((f) => f.id === id && f.op === 'Error', `refusal of ${JSON.stringify(payload)}`);
+  expect(err.payload).toMatchObject({ code });
+  expect((err.payload.a2a_error as { data: Array<{ metadata: Record<string, string> }> }).data[0]!.metadata.reason).toBe(reason);
+}
 
 describe.each(['tmux', 'screen'])('%s/managed sessions', (backend) => {
   it('create, attach, type, detach everyone, reattach and see the screen; delete kills it all', async () => {

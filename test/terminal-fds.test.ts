@@ -69,7 +69,10 @@ describe('terminal descriptors between native sessions', () => {
     });
   }
 
-  it("session 1's terminal hangs up when session 1 ends, while session 2 runs", async () => {
+  // Retried: about one run in five (old code too) the typed `exit` is never echoed nor run, and no
+  // Closed comes (the left-behind reader reads the same terminal; not yet explained, see the
+  // issue 17 note). The leak this test is for fails every run, so retries keep it able to fail.
+  it("session 1's terminal hangs up when session 1 ends, while session 2 runs", { retry: 2 }, async () => {
     const one = await shell();
     // A reader left behind that ignores SIGHUP (no job control, so it may read the terminal): it
     // ends when its read fails, once the last descriptor of the terminal's master is closed.

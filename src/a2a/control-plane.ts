@@ -60,7 +60,7 @@ export class A2aControlPlane {
     return task;
   }
 
-  /** ListTasks across the instance, limited to the sessions the principal may see (DECISIONS §17 in docs/a2a.md). */
+  /** ListTasks across the instance, limited to the sessions the principal may see (docs/a2a.md, scopes). */
   async listTasks(p: Principal, params: unknown): Promise<ListTasksResponse> {
     requireScope(p, 'pty:observe', 'list tasks');
     const req = parseParams(ListTasksRequest, params);

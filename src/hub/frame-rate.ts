@@ -1,5 +1,5 @@
-// Frames one connection may send (pty-ws-v1 §11 "sustained abuse warrants RATE_LIMITED errors and
-// connection close"; docs/security.md, attack 8): a token bucket. Over it a frame is dropped unread;
+// Frames one connection may send (docs/protocol.md §1.6: sustained abuse warrants RATE_LIMITED errors and
+// connection close; docs/security.md, attack 8): a token bucket. Over it a frame is dropped unread;
 // the first drop in each second is answered with RATE_LIMITED, and after `strikesToClose` such
 // seconds in a row the connection is closed with 4429. No timer: time is read on each frame.
 export interface FrameRateLimits {

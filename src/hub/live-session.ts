@@ -8,7 +8,7 @@ import type { MembershipLists, TaskStatusUpdatePayload } from '../protocol/serve
 import type { LogEntry, LogLoss, PtyExit, PtySessionInfo, Screen, ScreenFactory, SessionRecord } from '../ports.ts';
 import type { HubDeps } from './deps.ts';
 import { join, type FlushContext } from './flushes.ts';
-import { Lifecycle } from './lifecycle.ts';
+import { Lifecycle, type Ending } from './lifecycle.ts';
 import type { Member } from './member.ts';
 import { Membership } from './membership.ts';
 import { lossError } from './log-loss.ts';
@@ -147,6 +147,11 @@ export class LiveSession implements Session, FlushContext, RosterContext {
 
   onExit(exit: PtyExit): void {
     this.events.event(() => this.stream.end(this.lifecycle.exited(exit)));
+  }
+
+  /** The process could not start (process-start.ts): the session is over. */
+  end(ending: Ending): void {
+    this.stream.end(ending);
   }
 
   /** Ends the session here; its members get `Closed`, then `binding_goodbye` with `goodbye` (the server's own stop says `server_shutdown`). */

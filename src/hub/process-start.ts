@@ -1,7 +1,7 @@
 // Starting a session's process (docs/protocol.md §5.4): the backend and size the join asks for, the
 // spawn spec, and the screen made before the process exists so its first bytes are folded in.
 import type { HubDeps } from './deps.ts';
-import type { Lifecycle, Starter } from './lifecycle.ts';
+import type { Ending, Lifecycle, Starter } from './lifecycle.ts';
 import { buildSpawnSpec, selectBackend, spawnError } from './session-host.ts';
 import type { SessionScreen } from './session-screen.ts';
 
@@ -9,7 +9,16 @@ export interface StarterContext {
   readonly deps: HubDeps;
   readonly lifecycle: Lifecycle;
   readonly screen: SessionScreen;
+  /** Ends the session: its Closed frame, logged, then goodbyes to any members. */
+  end(ending: Ending): void;
 }
+
+/**
+ * The PTY host's verdicts that no retry changes: the program or its working directory is not there.
+ * The session then ends with Closed(error) (docs/protocol.md §5.4); any other failure (the host
+ * unreachable or slow, a backend it lacks) refuses only the join, and a later one may start it.
+ */
+const CANNOT_START = new Set(['not_found', 'bad_cwd']);
 
 export function processStarter(s: StarterContext): Starter {
   return async (req, firstController) => {
@@ -26,7 +35,9 @@ export function processStarter(s: StarterContext): Starter {
       await pty.spawn(spec);
     } catch (e) {
       s.screen.dispose();
-      throw spawnError(e);
+      const err = spawnError(e);
+      if (CANNOT_START.has((e as { code?: string }).code ?? '')) s.end({ reason: 'error', exitCode: null, detail: err.message });
+      throw err;
     }
     // The spec it started with is recorded whole (without the server's base environment): later
     // joins are checked against it (join-spec.ts) and REST shows what really runs.

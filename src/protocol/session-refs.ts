@@ -1,4 +1,4 @@
-// Cross-session multiplexing is forbidden (pty-ws-v1 §11, docs/security.md attack 7): a frame's
+// Cross-session multiplexing is forbidden (docs/protocol.md §1.6, docs/security.md attack 7): a frame's
 // payload may name only the connection's own session, in whichever field and spelling it uses —
 // `session_id`, `sessionId`, `context_id`, `contextId` (A2A: the context is the session), at any
 // depth (a ListTasks `filter`, a message, its metadata). Silently ignoring such a field would

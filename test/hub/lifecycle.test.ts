@@ -78,14 +78,29 @@ describe('lifecycle', () => {
     expect(rig.session.membership().controllers.length + rig.session.membership().observers.length).toBe(2);
   });
 
-  it('a failed spawn refuses the join, disposes the screen and leaves the session startable', async () => {
+  it('a program that cannot start refuses the join and ends the session with Closed(error)', async () => {
     const rig = new Rig();
     rig.pty.spawnFailure = { code: 'not_found', message: 'no such program: nope' };
     const m = rig.member();
     await expect(rig.session.join(m.member, { role: 'controller' }, undefined, 'j')).rejects.toMatchObject({ code: 'INVALID_REQUEST', metadata: { reason: 'spawn.not_found' } });
     expect(m.conn.sent).toEqual([]);
     expect(rig.screens[0]!.disposed).toBe(true);
+    expect(rig.session.state).toBe('closed');
+    expect(closedOf(rig)).toEqual([{ kind: 'Closed', exit_code: null, reason: 'error', detail: "could not start the session's process: no such program: nope" }]);
+    expect(rig.store.sessions.get(rig.record.id)).toMatchObject({ state: 'closed', closeReason: 'error' });
+    // A later join reads the ended session (its Closed, then goodbye); nothing is spawned again.
+    const late = await rig.join('controller');
+    expect(late.conn.frames().map((f) => f.op)).toContain('binding_goodbye');
+    expect(rig.pty.spawned).toHaveLength(1);
+  });
+
+  it('a start that fails for a passing reason (the host did not answer) refuses the join and leaves the session startable', async () => {
+    const rig = new Rig();
+    rig.pty.spawnFailure = { code: 'spawn_failed', message: 'pty host did not answer within 10000 ms' };
+    const m = rig.member();
+    await expect(rig.session.join(m.member, { role: 'controller' }, undefined, 'j')).rejects.toMatchObject({ code: 'INVALID_REQUEST', metadata: { reason: 'spawn.spawn_failed' } });
     expect(rig.session.state).toBe('created');
+    expect(closedOf(rig)).toEqual([]);
     rig.pty.spawnFailure = null;
     await rig.join('controller');
     expect(rig.session.state).toBe('running');
