@@ -24,7 +24,8 @@ const clients: TestClient[] = [];
 
 afterEach(async () => {
   for (const c of clients.splice(0)) c.close();
-  for (const p of procs.splice(0)) {
+  // Routers first: a router that outlives its host would start a host of its own meanwhile.
+  for (const p of procs.splice(0).reverse()) {
     if (p.proc.exitCode === null && p.proc.signalCode === null) {
       p.proc.kill('SIGTERM');
       await p.exit;
