@@ -2,7 +2,7 @@
 // Frames are handled strictly in arrival order, so an input right after a join waits for the join.
 import type { Principal } from '../auth/principal.ts';
 import { BindingError, errorPayload, toBindingError } from '../errors.ts';
-import { base64ToBytes, uuidv7 } from '../ids.ts';
+import { uuidv7 } from '../ids.ts';
 import { decodeInputFrame } from '../protocol/binary.ts';
 import { decodeClientFrame, parsePayload, type ClientEnvelope } from '../protocol/envelope.ts';
 import { serverFrame, type PayloadOf } from '../protocol/frames.ts';
@@ -10,18 +10,17 @@ import { hello } from '../protocol/hello.ts';
 import * as P from '../protocol/pty-payloads.ts';
 import { foreignSessionField } from '../protocol/session-refs.ts';
 import type { ClientConnection, Logger } from '../ports.ts';
-import { FrameRateLimiter } from './frame-rate.ts';
+import { FrameRateLimiter, rateLimitError } from './frame-rate.ts';
 import type { HubDeps } from './deps.ts';
 import type { JoinRights } from './join-spec.ts';
 import type { LiveSession } from './live-session.ts';
-import { keyframeFor, recoverLagged } from './flushes.ts';
+import { recoverLagged } from './flushes.ts';
+import { clientOps, type Handler } from './client-ops.ts';
 import { KeyframePacer } from './keyframe-pacer.ts';
 import { opContext, type OpConnection } from './op-context.ts';
 import { Member } from './member.ts';
 import { helloSessionHost } from './session-host.ts';
 import { unicast } from './wire.ts';
-
-type Handler = (s: LiveSession, f: ClientEnvelope) => Promise<void> | void;
 
 /** What an attachment needs of the hub that made it. */
 export interface AttachmentHost {
@@ -44,40 +43,7 @@ export class Attachment {
   private logger: Logger;
   private readonly frameRate: FrameRateLimiter;
   private readonly keyframes: KeyframePacer;
-
-  private readonly handlers: Record<string, Handler> = {
-    'pty.join_session': (s, f) => this.join(s, f),
-    'pty.leave_session': (s, f) => this.leave(s, f),
-    'pty.session_input': (s, f) => {
-      const { data } = parsePayload(P.SessionInput, f);
-      const bytes = base64ToBytes(data);
-      if (!bytes) throw new BindingError('INVALID_REQUEST', 'payload.data must be base64 (RFC 4648 §4, padded)');
-      s.input(this.requireMember(), bytes);
-    },
-    'pty.session_resize': (s, f) => {
-      const { cols, rows } = parsePayload(P.SessionResize, f);
-      s.resize(this.requireMember(), cols, rows);
-    },
-    'pty.request_role': (s, f) => s.requestRole(this.requireMember(), parsePayload(P.RequestRole, f).role, f.id),
-    'pty.request_keyframe': (s, f) => {
-      parsePayload(P.Empty, f);
-      const member = this.requireMember();
-      return this.keyframes.request(
-        () => keyframeFor(s, member, f.id),
-        (send) => {
-          if (!this.ended) this.enqueue(send);
-        },
-      );
-    },
-    ping: (s, f) => {
-      const { client_ts } = parsePayload(P.Ping, f);
-      this.send('pong', f.id, { client_ts: client_ts ?? null, server_ts: new Date(this.hub.deps.clock.now()).toISOString() }, s.currentSequence);
-    },
-    UpdateServiceParameters: (s, f) => {
-      this.useServiceParameters(parsePayload(P.UpdateServiceParameters, f).service_parameters);
-      this.send('UpdateServiceParameters.Response', f.id, {}, s.currentSequence);
-    },
-  };
+  private readonly handlers: Record<string, Handler>;
 
   constructor(
     private readonly hub: AttachmentHost,
@@ -90,6 +56,18 @@ export class Attachment {
     this.logger = baseLogger.child({ client_id: this.clientId });
     this.frameRate = new FrameRateLimiter(hub.deps.config.frameRate, hub.deps.clock.now());
     this.keyframes = new KeyframePacer(hub.deps.clock);
+    this.handlers = clientOps({
+      keyframes: this.keyframes,
+      requireMember: () => this.requireMember(),
+      join: (s, f) => this.join(s, f),
+      leave: (s, f) => this.leave(s, f),
+      useServiceParameters: (params) => this.useServiceParameters(params),
+      later: (send) => {
+        if (!this.ended) this.enqueue(send);
+      },
+      send: (op, id, payload, sequence) => this.send(op, id, payload, sequence),
+      now: () => this.hub.deps.clock.now(),
+    });
     this.chain = this.open();
   }
 
@@ -188,10 +166,9 @@ export class Attachment {
     if (this.ended) return false;
     const verdict = this.frameRate.take(this.hub.deps.clock.now());
     if (verdict === 'accept') return true;
-    const { perSecond, burst } = this.hub.deps.config.frameRate;
-    const message = `too many frames: at most ${perSecond} a second (bursts of ${burst}); frames over it are dropped`;
-    if (verdict === 'warn') this.sendError(null, new BindingError('RATE_LIMITED', message));
-    if (verdict === 'close') this.fatal(null, new BindingError('RATE_LIMITED', `${message}, and this connection kept on`, { fatal: true }));
+    const err = rateLimitError(verdict, this.hub.deps.config.frameRate);
+    if (err?.fatal) this.fatal(null, err);
+    else if (err) this.sendError(null, err);
     return false;
   }
 

@@ -2,6 +2,8 @@
 // connection close; docs/security.md, attack 8): a token bucket. Over it a frame is dropped unread;
 // the first drop in each second is answered with RATE_LIMITED, and after `strikesToClose` such
 // seconds in a row the connection is closed with 4429. No timer: time is read on each frame.
+import { BindingError } from '../errors.ts';
+
 export interface FrameRateLimits {
   perSecond: number;
   burst: number;
@@ -38,4 +40,11 @@ export class FrameRateLimiter {
     this.lastStrikeAt = now;
     return this.strikes >= this.limits.strikesToClose ? 'close' : 'warn';
   }
+}
+
+/** What a connection is told for a verdict: nothing, an Error, or a fatal one (close 4429). */
+export function rateLimitError(verdict: FrameVerdict, { perSecond, burst }: FrameRateLimits): BindingError | null {
+  if (verdict === 'accept' || verdict === 'drop') return null;
+  const message = `too many frames: at most ${perSecond} a second (bursts of ${burst}); frames over it are dropped`;
+  return verdict === 'warn' ? new BindingError('RATE_LIMITED', message) : new BindingError('RATE_LIMITED', `${message}, and this connection kept on`, { fatal: true });
 }

@@ -1,0 +1,57 @@
+// The binding's client operations (docs/protocol.md §5.2, §4.3, §4.4): each decodes its payload
+// and calls the session or the connection. Attachment (attachment.ts) owns the connection state.
+import { BindingError } from '../errors.ts';
+import { base64ToBytes } from '../ids.ts';
+import { parsePayload, type ClientEnvelope } from '../protocol/envelope.ts';
+import type { PayloadOf } from '../protocol/frames.ts';
+import * as P from '../protocol/pty-payloads.ts';
+import { keyframeFor } from './flushes.ts';
+import type { KeyframePacer } from './keyframe-pacer.ts';
+import type { LiveSession } from './live-session.ts';
+import type { Member } from './member.ts';
+
+export type Handler = (s: LiveSession, f: ClientEnvelope) => Promise<void> | void;
+
+/** What the operations need of the connection they arrived on. */
+export interface OpsConnection {
+  readonly keyframes: KeyframePacer;
+  requireMember(): Member;
+  join(s: LiveSession, f: ClientEnvelope): Promise<void>;
+  leave(s: LiveSession, f: ClientEnvelope): void;
+  useServiceParameters(params: Record<string, unknown>): void;
+  /** Queues a send behind the frames handled before (nothing once the connection has ended). */
+  later(send: () => void): void;
+  send<Op extends string>(op: Op, id: string, payload: PayloadOf<Op>, sequence: number): void;
+  now(): number;
+}
+
+export function clientOps(c: OpsConnection): Record<string, Handler> {
+  return {
+    'pty.join_session': (s, f) => c.join(s, f),
+    'pty.leave_session': (s, f) => c.leave(s, f),
+    'pty.session_input': (s, f) => {
+      const { data } = parsePayload(P.SessionInput, f);
+      const bytes = base64ToBytes(data);
+      if (!bytes) throw new BindingError('INVALID_REQUEST', 'payload.data must be base64 (RFC 4648 §4, padded)');
+      s.input(c.requireMember(), bytes);
+    },
+    'pty.session_resize': (s, f) => {
+      const { cols, rows } = parsePayload(P.SessionResize, f);
+      s.resize(c.requireMember(), cols, rows);
+    },
+    'pty.request_role': (s, f) => s.requestRole(c.requireMember(), parsePayload(P.RequestRole, f).role, f.id),
+    'pty.request_keyframe': (s, f) => {
+      parsePayload(P.Empty, f);
+      const member = c.requireMember();
+      return c.keyframes.request(() => keyframeFor(s, member, f.id), (send) => c.later(send));
+    },
+    ping: (s, f) => {
+      const { client_ts } = parsePayload(P.Ping, f);
+      c.send('pong', f.id, { client_ts: client_ts ?? null, server_ts: new Date(c.now()).toISOString() }, s.currentSequence);
+    },
+    UpdateServiceParameters: (s, f) => {
+      c.useServiceParameters(parsePayload(P.UpdateServiceParameters, f).service_parameters);
+      c.send('UpdateServiceParameters.Response', f.id, {}, s.currentSequence);
+    },
+  };
+}
