@@ -57,9 +57,8 @@ export function hostNamesThisServer(host: string, config: Config, localPort: num
 export function foreignHost(c: Context, config: Config, localPort: number | undefined): string | null {
   if (config.auth) return null;
   const host = c.req.header('host') ?? '';
-  const scheme = requestIsSecure(c, config) ? 'https:' : 'http:';
-  const h = parseHost(host, scheme);
-  if (h && isLoopbackHost(h.name) && hostNamesThisServer(host, config, localPort, scheme)) return null;
+  const h = parseHost(host, requestIsSecure(c, config) ? 'https:' : 'http:');
+  if (h && isLoopbackHost(h.name) && (localPort === undefined || h.port === localPort)) return null;
   return `Host ${JSON.stringify(host.slice(0, 100))} is not this server: with PTY_WS_AUTH=off only localhost, 127.0.0.0/8 and [::1]${localPort === undefined ? '' : ` at port ${localPort}`} are served`;
 }
 
