@@ -2,7 +2,7 @@
 // events to the listeners, the host's greeting and log lines. Portable on purpose: each runtime
 // adapter hands it a HostSocket over its own Unix-socket API (node:net, Deno.connect).
 
-import type { LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../src/ports.ts';
+import type { HostResume, LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../src/ports.ts';
 import { FrameDecoder, HostMessageSchema, MAX_BODY_BYTES, PROTOCOL_VERSION, PtyHostError, type HostMessage, type Request, encodeFrame } from './protocol.ts';
 import type { ConfinementReport } from '../src/session-confinement.ts';
 
@@ -60,6 +60,7 @@ export class PtyHostConnection implements PtyHost {
   #nextRid = 1;
   #backends: string[] = [];
   #hostPid = 0;
+  #epoch: string | null = null;
   #confinement: ConfinementReport | undefined;
   /** Set once the connection is over, whether by close() or by losing it. */
   #ended = false;
@@ -117,9 +118,17 @@ export class PtyHostConnection implements PtyHost {
     return this.#hostPid;
   }
 
+  get epoch(): string | null {
+    return this.#epoch;
+  }
+
   /** Session events (and whatever the host held while no router listened) flow from now on. */
-  startEvents(): void {
-    this.#send({ t: 'events' });
+  startEvents(resume?: HostResume): void {
+    this.#send(resume ? { t: 'events', resume } : { t: 'events' });
+  }
+
+  ack(sessionId: string, n: number): void {
+    this.#send({ t: 'ack', sessionId, n });
   }
 
   pauseEvents(): void {
@@ -213,15 +222,16 @@ export class PtyHostConnection implements PtyHost {
         }
         this.#backends = msg.backends;
         this.#hostPid = msg.pid;
+        this.#epoch = msg.epoch ?? null;
         this.#confinement = msg.confinement;
         this.#greet?.resolve();
         this.#greet = undefined;
         return;
       case 'data':
-        this.#notify((l) => l.onData(msg.sessionId, msg.data));
+        this.#notify((l) => l.onData(msg.sessionId, msg.data, msg.n));
         return;
       case 'exit':
-        this.#notify((l) => l.onExit(msg.sessionId, { exitCode: msg.exitCode, signal: msg.signal }));
+        this.#notify((l) => l.onExit(msg.sessionId, { exitCode: msg.exitCode, signal: msg.signal }, msg.n));
         return;
       default:
         this.#settle(msg);

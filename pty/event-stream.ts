@@ -1,7 +1,9 @@
 // Session events on their way to the routers. They go to every connection that asked for them
 // (`events`) and are held, in order, while none has: output printed while no router listens
-// is delivered when one comes back. And the one rule every PTY follows: paused while nobody
-// receives, or while some receiver's socket is full.
+// is delivered when one comes back. Each is numbered and kept until a router acknowledges it
+// (`ack`), so what a killed router had received but not logged is sent again to the next one
+// (docs/protocol.md §3.4). And the one rule every PTY follows: paused while nobody receives, or
+// while some receiver's socket is full.
 
 import type { Logger, PtyExit, PtySessionInfo } from '../src/ports.ts';
 import type { Connection } from './connection.ts';
@@ -17,6 +19,20 @@ import { encodeFrame, type HostMessage } from './protocol.ts';
 const BATCH_MS = 2;
 const MAX_BATCH_BYTES = 64 * 1024;
 const STREAMING_READ_BYTES = 2048;
+/** Unacknowledged events kept at most (a router that never acknowledges): beyond, the oldest go. */
+const MAX_UNACKED_BYTES = 64 * 1024 * 1024;
+
+/** What a router already logged of this host's events: the highest `n` per session. */
+export interface Resume {
+  epoch: string;
+  after: Record<string, number>;
+}
+
+interface Unacked {
+  n: number;
+  sessionId: string;
+  frame: Uint8Array;
+}
 
 export class EventStream {
   readonly #log: Logger;
@@ -24,8 +40,13 @@ export class EventStream {
   readonly #subscribers = new Set<Connection>();
   /** Subscribers whose socket buffer is full. */
   readonly #congested = new Set<Connection>();
-  /** Encoded events produced while there was no subscriber, oldest first. */
-  readonly #held: Uint8Array[] = [];
+  /** Encoded events no router has acknowledged yet (sent, or held while none listened), oldest first. */
+  readonly #unacked: Unacked[] = [];
+  #unackedBytes = 0;
+  /** Per session, the highest event number acknowledged. */
+  readonly #acked = new Map<string, number>();
+  #n = 0;
+  readonly #epoch: string;
   /** Sessions whose exit is among the held events. */
   readonly #unreported = new Map<string, PtySessionInfo>();
   /** Output not sent yet, per session (see MAX_BATCH_BYTES). */
@@ -34,9 +55,10 @@ export class EventStream {
   #paused = true;
 
   /** `onFlow` hears every change of whether PTYs must be paused (they must, at first). */
-  constructor(log: Logger, onFlow: (paused: boolean) => void) {
+  constructor(log: Logger, onFlow: (paused: boolean) => void, epoch: string) {
     this.#log = log;
     this.#onFlow = onFlow;
+    this.#epoch = epoch;
   }
 
   get paused(): boolean {
@@ -52,13 +74,28 @@ export class EventStream {
     return this.#unreported.has(sessionId);
   }
 
-  /** The connection receives events from now on, starting with the held ones. */
-  subscribe(conn: Connection): void {
+  /**
+   * The connection receives events from now on, starting with every one not acknowledged yet,
+   * but those `resume` says its router logged already (when they are this host's).
+   */
+  subscribe(conn: Connection, resume?: Resume): void {
     if (this.#subscribers.has(conn)) return;
     this.#subscribers.add(conn);
-    for (const frame of this.#held.splice(0)) conn.send(frame);
+    const after = resume?.epoch === this.#epoch ? resume.after : {};
+    for (const e of this.#unacked) {
+      if (e.n > (this.#acked.get(e.sessionId) ?? 0) && e.n > (after[e.sessionId] ?? 0)) conn.send(e.frame);
+    }
     this.#unreported.clear();
     this.#updateFlow();
+  }
+
+  /** A router logged the session's events up to `n`. */
+  ack(sessionId: string, n: number): void {
+    if (n <= (this.#acked.get(sessionId) ?? 0)) return;
+    this.#acked.set(sessionId, n);
+    let drop = 0;
+    while (drop < this.#unacked.length && this.#isAcked(this.#unacked[drop]!)) this.#unackedBytes -= this.#unacked[drop++]!.frame.byteLength;
+    this.#unacked.splice(0, drop);
   }
 
   congestion(conn: Connection, congested: boolean): void {
@@ -110,13 +147,24 @@ export class EventStream {
     this.#emit({ t: 'data', sessionId, data });
   }
 
-  #emit(msg: HostMessage): void {
-    const frame = encodeFrame(msg);
-    if (this.#subscribers.size === 0) {
-      this.#held.push(frame);
-      return;
-    }
+  #emit(msg: Extract<HostMessage, { t: 'data' | 'exit' }>): void {
+    const n = ++this.#n;
+    const frame = encodeFrame({ ...msg, n });
+    this.#unacked.push({ n, sessionId: msg.sessionId, frame });
+    this.#unackedBytes += frame.byteLength;
+    if (this.#unackedBytes > MAX_UNACKED_BYTES) this.#forgetOldest();
     for (const conn of this.#subscribers) conn.send(frame);
+  }
+
+  #isAcked(e: Unacked): boolean {
+    return e.n <= (this.#acked.get(e.sessionId) ?? 0);
+  }
+
+  #forgetOldest(): void {
+    let drop = 0;
+    while (drop < this.#unacked.length && this.#unackedBytes > MAX_UNACKED_BYTES * 0.75) this.#unackedBytes -= this.#unacked[drop++]!.frame.byteLength;
+    const gone = this.#unacked.splice(0, drop);
+    this.#log.log('warn', 'no router acknowledges events: the oldest are no longer kept for a resend', { events: gone.length, through: gone.at(-1)?.n });
   }
 
   #updateFlow(): void {

@@ -48,12 +48,14 @@ export class PtyHostServer {
   #nextConnectionId = 1;
 
   readonly #confinement: Confinement;
+  /** This host process's id for its event numbers (docs/protocol.md §3.4). */
+  readonly epoch = crypto.randomUUID();
 
   constructor(log: Logger, backends: readonly Backend[], confinement: Confinement = UNCONFINED) {
     this.#log = log;
     this.#confinement = confinement;
     this.#backends = new Map(backends.map((b) => [b.name, b]));
-    this.#events = new EventStream(log, (paused) => this.#setPaused(paused));
+    this.#events = new EventStream(log, (paused) => this.#setPaused(paused), this.epoch);
   }
 
   get backendNames(): string[] {
@@ -91,7 +93,7 @@ export class PtyHostServer {
     });
     this.#connections.add(conn);
     conn.log.log('info', 'connection accepted');
-    conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid, backends: this.backendNames, confinement: this.#confinement.report }));
+    conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid, epoch: this.epoch, backends: this.backendNames, confinement: this.#confinement.report }));
   }
 
   /**
@@ -121,7 +123,10 @@ export class PtyHostServer {
         conn.send(encodeFrame({ t: 'listed', rid: req.rid, sessions: [...[...this.#sessions.values()].map((s) => ({ ...s.info })), ...this.#events.unreported] }));
         return;
       case 'events':
-        this.#events.subscribe(conn);
+        this.#events.subscribe(conn, req.resume);
+        return;
+      case 'ack':
+        this.#events.ack(req.sessionId, req.n);
         return;
       case 'write':
         this.#session(conn, req.sessionId, 'write')?.pty.write(Buffer.from(req.data.buffer, req.data.byteOffset, req.data.byteLength));

@@ -51,7 +51,11 @@ export const RequestSchema = v.variant('t', [
   v.object({ t: v.literal('spawn'), rid, spec: SpawnSpecSchema }),
   v.object({ t: v.literal('list'), rid }),
   // Session events (held while no connection asked for them) flow to this connection from now on.
-  v.object({ t: v.literal('events') }),
+  // `resume`: what the router already logged of this host's events (docs/protocol.md §3.4); the
+  // host sends again every event it has not had acknowledged, but those.
+  v.object({ t: v.literal('events'), resume: v.optional(v.object({ epoch: v.string(), after: v.record(v.string(), int) })) }),
+  // The router has logged the session's events up to `n`: the host forgets them.
+  v.object({ t: v.literal('ack'), sessionId: id, n: int }),
   v.object({ t: v.literal('write'), sessionId: id, data: body }),
   v.object({ t: v.literal('resize'), sessionId: id, cols: int, rows: int }),
   v.object({ t: v.literal('kill'), sessionId: id, signal: v.optional(v.string()) }),
@@ -67,14 +71,17 @@ export const HostMessageSchema = v.variant('t', [
     protocol: int,
     pid: int,
     backends: v.array(v.string()),
+    // This host process's own id: event numbers `n` count from 1 in each.
+    epoch: v.optional(v.string()),
     // Absent from hosts older than this field: they run sessions unconfined.
     confinement: v.optional(v.object({ user: v.nullable(v.string()), sandbox: v.picklist(['none', 'bwrap']) })),
   }),
   v.object({ t: v.literal('spawned'), rid, pid: int }),
   v.object({ t: v.literal('listed'), rid, sessions: v.array(SessionInfoSchema) }),
   v.object({ t: v.literal('failed'), rid, code: v.picklist(spawnErrorCodes), message: v.string() }),
-  v.object({ t: v.literal('data'), sessionId: id, data: body }),
-  v.object({ t: v.literal('exit'), sessionId: id, exitCode: v.nullable(int), signal: v.nullable(int) }),
+  // `n`: the event's number in this host (epoch), for `ack` and `resume`.
+  v.object({ t: v.literal('data'), sessionId: id, n: v.optional(int), data: body }),
+  v.object({ t: v.literal('exit'), sessionId: id, n: v.optional(int), exitCode: v.nullable(int), signal: v.nullable(int) }),
 ]);
 
 export type Request = v.InferOutput<typeof RequestSchema>;

@@ -96,6 +96,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     return c.json({
       ...describe(c, live?.latestRecord ?? rec),
       current_sequence: live?.currentSequence ?? (await store.lastSequence(rec.id)),
+      skipped_sequences: live?.skippedSequences ?? (await store.sequenceState(rec.id)).skipped,
       membership: live?.membership() ?? { controllers: [], observers: [] },
     } satisfies SessionInfo);
   });

@@ -41,9 +41,16 @@ export interface PtySessionInfo {
   rows: number;
 }
 
+/** What a router already logged of one PTY host's events (docs/protocol.md §3.4): the highest event number per session. */
+export interface HostResume {
+  epoch: string;
+  after: Record<string, number>;
+}
+
 export interface PtyHostListener {
-  onData(sessionId: string, data: Uint8Array): void;
-  onExit(sessionId: string, exit: PtyExit): void;
+  /** `n`: the event's number in its host (see PtyHost.ack); absent from hosts that do not number them. */
+  onData(sessionId: string, data: Uint8Array, n?: number): void;
+  onExit(sessionId: string, exit: PtyExit, n?: number): void;
   /** The connection to the host was lost; until onHostRestored nothing reaches its sessions. */
   onHostLost?(reason: string): void;
   /**
@@ -77,10 +84,15 @@ export interface PtyHost {
   subscribe(listener: PtyHostListener): () => void;
   /**
    * Session events flow to the listeners from now on: first what the host held while no router
-   * received them (output, exits), then live ones. Call once the sessions list() named are
+   * received them (output, exits), and whatever it sent that no router acknowledged but
+   * `resume` names as logged, then live ones. Call once the sessions list() named are
    * ready for their events, and again after each onHostRestored.
    */
-  startEvents(): void;
+  startEvents(resume?: HostResume): void;
+  /** The session's events up to `n` are logged (or were of no use): the host need not send them again. */
+  ack(sessionId: string, n: number): void;
+  /** The connected host's id for its event numbers; null when none is connected, or it does not number them. */
+  readonly epoch: string | null;
   /** Flow control: stop reading session events (the host pauses its PTYs meanwhile) and start again. */
   pauseEvents(): void;
   resumeEvents(): void;
@@ -113,6 +125,16 @@ export interface SessionRecord {
   createdBy: string | null;
 }
 
+/** A session's numbering (docs/protocol.md §3.4). */
+export interface SequenceState {
+  /** The highest sequence in the log (committed or queued), or remembered after retention. */
+  stored: number;
+  /** The highest number a router may have handed out. */
+  ceiling: number;
+  /** Numbers skipped in all after crashes. */
+  skipped: number;
+}
+
 export interface LogEntry {
   sessionId: string;
   sequence: number;
@@ -122,6 +144,8 @@ export interface LogEntry {
   createdAt: number;
   /** The frame exactly as sent to JSON clients. */
   frame: string;
+  /** For Output: the last PTY host event folded in (journal only, docs/protocol.md §3.4). */
+  hostEvent?: { epoch: string; n: number };
 }
 
 /**
@@ -228,6 +252,17 @@ export interface Store {
   lastSequence(sessionId: string): Promise<number>;
   /** Lowest sequence still retained for the session, or null when its log is empty. */
   oldestSequence(sessionId: string): Promise<number | null>;
+  /** Where the session's numbering stands (docs/protocol.md §3.4). */
+  sequenceState(sessionId: string): Promise<SequenceState>;
+  /** Stores a higher ceiling (durably: the write is synced); resolves once it is. */
+  reserveSequences(sessionId: string, ceiling: number): Promise<void>;
+  /**
+   * After a crash that may have lost frames: the numbers up to `ceiling` are given up, and
+   * `skipped` more are counted in the session's record.
+   */
+  skipSequences(sessionId: string, ceiling: number, skipped: number): Promise<void>;
+  /** An orderly stop: each session's ceiling comes down to the last number it handed out, so the next start skips none. */
+  releaseSequences(last: ReadonlyMap<string, number>): Promise<void>;
   /**
    * Retention (docs/protocol.md §6.5): deletes the session's log frames that are both beyond the newest
    * `keepFrames` and older than `keepSeconds`. Resolves with the number deleted.

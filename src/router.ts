@@ -5,6 +5,7 @@ import type { Hono } from 'hono';
 import { createApp } from '../routes/app.ts';
 import type { AppDeps } from '../routes/deps.ts';
 import type { LogCommitter, LogDatabase } from '../storage/log-committer.ts';
+import { LogJournal, type JournalFile } from '../storage/log-journal.ts';
 import { A2aControlPlane } from './a2a/control-plane.ts';
 import { openStore } from '../storage/open.ts';
 import type { Authenticator } from './auth/authenticator.ts';
@@ -50,6 +51,8 @@ export interface RouterRuntime {
   fatal?(error: Error): void;
   /** Where the replay log's group commits run, when not on the store's client in this thread (see openStore). */
   logCommitterFor?: (db: LogDatabase) => LogCommitter | undefined;
+  /** The write-before-send journal's files (docs/protocol.md §3.4); without it a router crash skips numbers instead of keeping frames. */
+  journal?: JournalPort;
   /** Connects to the PTY host, starting one when nothing listens (called after the log is open). */
   connectPtyHost(): Promise<PtyHostLink>;
   /** Called once the PTY host answered. */
@@ -59,6 +62,11 @@ export interface RouterRuntime {
 }
 
 export type { PtyHostLink };
+
+/** Opens the journal's two segment files in the state directory, and names this boot. */
+export interface JournalPort {
+  open(stateDir: string): { files: [JournalFile, JournalFile]; bootId: string | null };
+}
 
 /** What the router itself gives the app. */
 type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'shares' | 'a2a' | 'ready' | 'renderMetrics';
@@ -105,7 +113,12 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
 
 async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLock): Promise<Router> {
   const { logger, clock, metrics } = runtime;
-  const store = await openStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, logger, logCommitterFor: runtime.logCommitterFor });
+  const journalFiles = runtime.journal?.open(config.stateDir);
+  const journal = journalFiles && new LogJournal(journalFiles.files, { bootId: journalFiles.bootId, instanceId: config.instanceId });
+  const store = await openStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, logger, logCommitterFor: runtime.logCommitterFor, journal }).catch((e: unknown) => {
+    journal?.close();
+    throw e;
+  });
   // Before any session is touched: another router may serve this instance on this database.
   // Set once the router is built; a loss before that fails the start.
   const onLoss: { stop?: (e: Error) => void; early?: Error } = {};
@@ -122,6 +135,13 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     await store.close();
     throw e;
   });
+  // Before any session is loaded: the frames a killed router sent and did not commit (docs/protocol.md §3.4).
+  const recovery = await store.recoverJournal({ bootId: journalFiles?.bootId ?? null, instanceId: config.instanceId }).catch(async (e: unknown) => {
+    await lease.release();
+    await store.close();
+    throw e;
+  });
+  if (recovery.recovered > 0) logger.log('warn', 'recovered log frames from the journal of a router that stopped without committing them', { frames: recovery.recovered, trusted: recovery.trusted });
   const ptyHost = await runtime.connectPtyHost().catch(async (e: unknown) => {
     await lease.release();
     await store.close();
@@ -157,7 +177,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   try {
     // Either reads the database: a failure here must not leave the PTY host running.
     await tasks.start(config.instanceId);
-    await hub.start();
+    await hub.start(recovery.hostEvents);
   } catch (e) {
     await (ptyHost.startedHere() ? ptyHost.stop() : ptyHost.close());
     await screens.close();

@@ -38,7 +38,7 @@ export async function migrateDatabase(db: LibSQLDatabase): Promise<void> {
 /** What the slower of two racing migrations fails with: an object the faster one created. */
 function lostRace(e: unknown): boolean {
   for (let c: unknown = e, depth = 0; c instanceof Error && depth < 8; c = c.cause, depth++) {
-    if (/already exists|UNIQUE constraint failed/i.test(c.message)) return true;
+    if (/already exists|duplicate column name|UNIQUE constraint failed/i.test(c.message)) return true;
   }
   return false;
 }

@@ -25,6 +25,13 @@ export const sessions = sqliteTable(
     createdBy: text('created_by'),
     /** Highest committed log sequence; survives a log pruned down to nothing. */
     currentSequence: integer('current_sequence').notNull().default(0),
+    /**
+     * Sequence numbers this session may hand out: none above it reaches a client before a higher
+     * ceiling is stored (docs/protocol.md §3.4), so a crash never lets a number be used twice.
+     */
+    sequenceCeiling: integer('sequence_ceiling').notNull().default(0),
+    /** Numbers skipped, in all, after crashes that may have lost frames (docs/protocol.md §3.4). */
+    skippedSequences: integer('skipped_sequences').notNull().default(0),
   },
   (t) => [index('sessions_instance_id_idx').on(t.instanceId)],
 );

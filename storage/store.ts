@@ -1,9 +1,11 @@
 import type { InValue, ResultSet } from '@libsql/client';
 import { and, asc, desc, eq, getTableColumns, gt, lt, min, sql } from 'drizzle-orm';
-import type { LogEntry, Logger, LogLoss, QueueListener, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
+import type { LogEntry, Logger, LogLoss, QueueListener, SequenceState, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
 import { logInserts } from './log-insert.ts';
+import { readJournal, type LogJournal } from './log-journal.ts';
+import { SequenceLedger } from './sequence-ledger.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
 import { sessionLog, sessions } from './schema.ts';
 import { LibsqlShareStore } from './share-store.ts';
@@ -29,6 +31,18 @@ export interface LibsqlStoreOptions {
   retryDelaysMs?: readonly number[];
   /** Runs the log's group commits (default: this store's client, in this thread). The store closes it. */
   logCommitter?: LogCommitter;
+  /** Where every log frame is written before it may be sent (docs/protocol.md §3.4). The store closes it. */
+  journal?: LogJournal;
+}
+
+/** What a start found in the journal (docs/protocol.md §3.4). */
+export interface JournalRecovery {
+  /** Frames the database lacked, now committed. */
+  recovered: number;
+  /** Whether the journal vouches for every number its router handed out (same boot, same instance). */
+  trusted: boolean;
+  /** Per PTY host epoch and session, the last host event the journal's frames folded in. */
+  hostEvents: Map<string, Record<string, number>>;
 }
 
 export interface PruneOptions {
@@ -40,7 +54,7 @@ export interface PruneOptions {
   now: number;
 }
 
-const { currentSequence: _currentSequence, ...recordColumns } = getTableColumns(sessions);
+const { currentSequence: _current, sequenceCeiling: _ceiling, skippedSequences: _skipped, ...recordColumns } = getTableColumns(sessions);
 
 /** The session and log tables behind the `Store` port (and the task tables behind `tasks`), with every write through one queue. */
 export class LibsqlStore implements Store {
@@ -59,6 +73,8 @@ export class LibsqlStore implements Store {
   readonly #queueListeners = new Set<QueueListener>();
   /** Insert statement text by row count (see logInserts). */
   readonly #insertTexts = new Map<number, string>();
+  readonly #sequences: SequenceLedger;
+  #journal: LogJournal | undefined;
   #closed = false;
 
   constructor(db: StoreDatabase, options: LibsqlStoreOptions = {}) {
@@ -79,6 +95,31 @@ export class LibsqlStore implements Store {
     this.tasks = new LibsqlTaskStore(db, (queries) => this.#write(queries));
     this.shares = new LibsqlShareStore(db, (queries) => this.#write(queries));
     this.leases = new LibsqlInstanceLeases(db, (queries) => this.#write(queries));
+    this.#sequences = new SequenceLedger(db, (queries) => this.#write(queries));
+    this.#journal = options.journal;
+  }
+
+  /**
+   * At start, before any session is loaded: commits the frames the journal has and the log lacks,
+   * and when the journal can vouch for its router (`ids` match its header) lowers the ceilings
+   * to what that router really handed out. Then the journal starts afresh.
+   */
+  async recoverJournal(ids: { bootId: string | null; instanceId: string }): Promise<JournalRecovery> {
+    if (!this.#journal) return { recovered: 0, trusted: false, hostEvents: new Map() };
+    const found = readJournal(this.#journal.contents());
+    const missing = await this.#sequences.missing(found.entries);
+    if (missing.length > 0) await this.#writes.exclusive(() => this.#commitLog(missing)).catch((err: unknown) => Promise.reject(storeFault(err)));
+    const trusted = ids.bootId !== null && found.bootId === ids.bootId && found.instanceId === ids.instanceId;
+    if (trusted) await this.#sequences.trustJournal(ids.instanceId, found);
+    this.#journal?.reset();
+    const hostEvents = new Map<string, Record<string, number>>();
+    for (const { sessionId, hostEvent } of found.entries) {
+      if (!hostEvent) continue;
+      const after = hostEvents.get(hostEvent.epoch) ?? {};
+      after[sessionId] = Math.max(hostEvent.n, after[sessionId] ?? 0);
+      hostEvents.set(hostEvent.epoch, after);
+    }
+    return { recovered: missing.length, trusted, hostEvents };
   }
 
   async createSession(rec: SessionRecord): Promise<void> {
@@ -128,6 +169,7 @@ export class LibsqlStore implements Store {
       });
       return;
     }
+    this.#journalAppend(entry);
     this.#pending.add(entry);
     for (const listener of this.#queueListeners) listener.queued(entry.frame.length);
     this.#writes.appendLog(entry);
@@ -182,6 +224,23 @@ export class LibsqlStore implements Store {
     return row?.oldest ?? queued?.sequence ?? null;
   }
 
+  async sequenceState(sessionId: string): Promise<SequenceState> {
+    const state = await this.#sequences.state(sessionId);
+    return { ...state, stored: Math.max(state.stored, await this.lastSequence(sessionId)) };
+  }
+
+  reserveSequences(sessionId: string, ceiling: number): Promise<void> {
+    return this.#sequences.reserve(sessionId, ceiling);
+  }
+
+  skipSequences(sessionId: string, ceiling: number, skipped: number): Promise<void> {
+    return this.#sequences.skip(sessionId, ceiling, skipped);
+  }
+
+  releaseSequences(last: ReadonlyMap<string, number>): Promise<void> {
+    return this.#sequences.release(last);
+  }
+
   /**
    * Retention (docs/protocol.md §6.5): deletes the session's frames that are both beyond the newest
    * `keepFrames` and older than `keepSeconds`, so whichever rule keeps more wins. Runs in the
@@ -231,12 +290,35 @@ export class LibsqlStore implements Store {
       try {
         await this.#committer.close();
       } finally {
+        this.#journal?.close();
         this.#db.$client.close();
       }
     }
   }
 
+  /**
+   * A journal that cannot be written (a full disk) can no longer vouch for its router: it is
+   * given up, emptied if it can be, and the ceilings alone keep numbers from being reused.
+   */
+  #journalAppend(entry: LogEntry): void {
+    if (!this.#journal) return;
+    try {
+      this.#journal.append(entry);
+    } catch (err) {
+      const journal = this.#journal;
+      this.#journal = undefined;
+      this.#logger?.log('error', 'storage: the log journal cannot be written; a crash from now on skips numbers instead of keeping frames', { error: String(err) });
+      try {
+        journal.discard();
+        journal.close();
+      } catch {
+        // The next start finds it damaged or stale: it does not vouch then either.
+      }
+    }
+  }
+
   #settled(entries: readonly LogEntry[]): void {
+    this.#journal?.settled(entries);
     this.#pending.remove(entries);
     if (this.#queueListeners.size === 0) return;
     let bytes = 0;
@@ -274,6 +356,7 @@ export class LibsqlStore implements Store {
       statements.push(toStatement(bump));
     }
     await this.#committer.commit(statements);
+    if (this.#journal) for (const [sessionId, last] of lastSequences(batch)) this.#journal.committed(sessionId, last);
   }
 }
 

@@ -22,16 +22,20 @@ function slowConsumer(host: PtyHost): PtyHost {
     resize: (id, cols, rows) => host.resize(id, cols, rows),
     kill: (id, signal) => host.kill(id, signal),
     list: () => host.list(),
-    startEvents: () => host.startEvents(),
+    startEvents: (resume) => host.startEvents(resume),
+    ack: (id, n) => host.ack(id, n),
+    get epoch() {
+      return host.epoch;
+    },
     pauseEvents: () => host.pauseEvents(),
     resumeEvents: () => host.resumeEvents(),
     close: () => host.close(),
     subscribe: (listener) =>
       host.subscribe({
         ...listener,
-        onData: (id, data) => {
+        onData: (id, data, n) => {
           for (const until = performance.now() + (SPIN_MS_PER_16K * data.byteLength) / 16384; performance.now() < until; );
-          listener.onData(id, data);
+          listener.onData(id, data, n);
         },
       }),
   };

@@ -61,6 +61,8 @@ async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecisio
   // Asked for right after the MembershipChanged is numbered, so the anchor is at most that frame.
   const screen = ctx.screen.snapshot('join')!;
   const replay = replayFrom === null || replayFrom === undefined ? null : await replayFor(ctx, member, replayFrom, joined.sequence, requestId);
+  // The replay may include frames not yet deliverable to anyone (docs/protocol.md §3.4).
+  await ctx.log.deliverable(joined.sequence);
   member.release(replay ?? [joined], unicast.keyframe(await screen, joined.sequence, clock.now(), requestId));
 }
 
@@ -75,6 +77,7 @@ async function joinEnded(ctx: FlushContext, member: Member, replayFrom: ReplayFr
   try {
     let frames = replayFrom === null || replayFrom === undefined ? null : await replayFor(ctx, member, replayFrom, last, requestId);
     frames ??= await ctx.log.framesAfter(last - 1);
+    await ctx.log.deliverable(last);
     // A retired session's last screen comes back from the log, for this join only.
     await ctx.screen.ensureRebuilt(ctx.lifecycle.record);
     member.release(frames, unicast.keyframe(await ctx.screen.snapshot('join')!, last, clock.now(), requestId));

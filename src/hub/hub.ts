@@ -14,6 +14,7 @@ import { LiveSession } from './live-session.ts';
 import type { Session } from './types.ts';
 import { accountedScreen, FlowGate, Watermark } from './flow-control.ts';
 import { rebuildScreen } from './screen-rebuild.ts';
+import { HostEventLedger } from './host-events.ts';
 
 /** Unparsed output (all sessions) past which the hub stops reading PTY events, and where it reads again. */
 const SCREENS_HIGH_BYTES = 8 * 1024 * 1024;
@@ -38,6 +39,7 @@ export class SessionHub {
   /** Running while the PTY host is unreachable: when it fires, its sessions are given up. */
   private giveUpTimer: ReturnType<typeof setTimeout> | null = null;
   private hostReachable = true;
+  private readonly hostEvents: HostEventLedger;
 
   constructor(readonly deps: HubDeps) {
     const gate = new FlowGate((paused) => {
@@ -47,6 +49,7 @@ export class SessionHub {
     });
     this.screensBehind = new Watermark(SCREENS_HIGH_BYTES, SCREENS_LOW_BYTES, (behind) => gate.hold('screens', behind));
     this.logBehind = new Watermark(LOG_HIGH_BYTES, LOG_LOW_BYTES, (behind) => gate.hold('log', behind));
+    this.hostEvents = new HostEventLedger(deps.pty);
     this.makeScreen = (cols, rows) => accountedScreen(deps.screens(cols, rows, (bytes) => this.screensBehind.done(bytes)), this.screensBehind);
   }
 
@@ -54,19 +57,27 @@ export class SessionHub {
    * Re-adopts what the PTY host runs (it may have outlived an earlier router), closes what it
    * lost, then lets its events flow: output it held while no router listened comes first.
    */
-  async start(): Promise<void> {
+  async start(journaled: ReadonlyMap<string, Record<string, number>> = new Map()): Promise<void> {
+    this.hostEvents.seed(journaled);
     this.unwatchStore = [
       this.deps.store.onLogLoss((loss) => this.byId.get(loss.sessionId)?.logLost(loss)),
       this.deps.store.watchQueue({ queued: (bytes) => this.logBehind.add(bytes), settled: (bytes) => this.logBehind.done(bytes) }),
     ];
     this.unsubscribe = this.deps.pty.subscribe({
-      onData: (id, data) => this.byId.get(id)?.onOutput(data),
-      onExit: (id, exit) => this.byId.get(id)?.onExit(exit),
+      onData: (id, data, n) => this.routed(id, n)?.onOutput(data, n),
+      onExit: (id, exit, n) => this.routed(id, n)?.onExit(exit, n),
       onHostLost: (reason) => this.hostLost(reason),
       onHostRestored: () => void this.hostRestored(),
     });
     await this.adopt('the process ended while no router was connected to the PTY host, and how it ended is unknown');
-    this.deps.pty.startEvents();
+    this.hostEvents.startEvents();
+  }
+
+  /** The session an event is for; an event for none is of no use and is acknowledged at once. */
+  private routed(sessionId: string, n: number | undefined): LiveSession | undefined {
+    const s = this.byId.get(sessionId);
+    if (!s && n !== undefined) this.hostEvents.handled(sessionId, n);
+    return s;
   }
 
   /** A session as the routes see it (the narrow `Session`), loaded on first use; undefined when the store has none. */
@@ -178,6 +189,9 @@ export class SessionHub {
     if (processesEnd) for (const s of [...this.byId.values()]) s.terminate('instance_terminated', 'server shutdown', 'server_shutdown');
     for (const a of [...this.attachments]) a.goodbye('server_shutdown');
     await this.deps.store.flush();
+    // Everything numbered is stored: the next start numbers on with nothing skipped
+    // (docs/protocol.md §3.4). Had frames been lost, flush rejects and the ceilings stay.
+    await this.deps.store.releaseSequences(new Map([...this.byId.values()].map((s) => [s.id, s.currentSequence])));
   }
 
   /**
@@ -223,7 +237,7 @@ export class SessionHub {
     this.giveUpTimer = null;
     try {
       await this.adopt('the PTY host was lost, and the process with it');
-      this.deps.pty.startEvents();
+      this.hostEvents.startEvents();
       this.hostReachable = true;
     } catch (e) {
       // The host went away again: onHostLost follows and the next restore tries again.
@@ -238,14 +252,22 @@ export class SessionHub {
     // A running session this router did not start gets its screen back from the log; an ended
     // one only for a join, and is not kept (see LiveSession's `retire`).
     const screen = rec.state === 'running' ? await rebuildScreen(store, rec, this.makeScreen) : null;
+    const numbers = await store.sequenceState(sessionId);
+    // Numbers the router before us may have handed out and the log lacks (docs/protocol.md §3.4).
+    const hole = rec.state !== 'closed' && numbers.ceiling > numbers.stored ? numbers.ceiling - numbers.stored : 0;
     const s = new LiveSession(this.deps, rec, {
-      lastSequence: await store.lastSequence(sessionId),
+      // An ended session numbers nothing more: its last number is its last frame's.
+      numbering: { last: rec.state === 'closed' ? numbers.stored : Math.max(numbers.stored, numbers.ceiling), ceiling: numbers.ceiling },
+      skipped: numbers.skipped + hole,
       screen,
       makeScreen: this.makeScreen,
       retire: (retired) => {
         if (this.byId.get(retired.id) === retired) this.byId.delete(retired.id);
       },
+      handled: (handled, n) => this.hostEvents.handled(handled.id, n),
     });
+    if (hole > 0) await s.declareHole(numbers.stored, numbers.ceiling);
+    if (rec.state !== 'closed') s.log.reserveAhead();
     if (rec.state !== 'closed') this.byId.set(sessionId, s);
     this.deps.sessionLoaded?.(s);
     return s;

@@ -14,7 +14,7 @@ import { Membership } from './membership.ts';
 import { lossError } from './log-loss.ts';
 import { PtyEventQueue } from './pty-events.ts';
 import { detach, leave, requestRole, type RosterContext } from './roster.ts';
-import { SessionLog } from './session-log.ts';
+import { SessionLog, type Numbering } from './session-log.ts';
 import { SessionScreen } from './session-screen.ts';
 import { SessionStream } from './session-stream.ts';
 import { processStarter } from './process-start.ts';
@@ -30,6 +30,8 @@ export class LiveSession implements Session, FlushContext, RosterContext {
   readonly members: Membership;
   readonly lifecycle: Lifecycle;
   readonly screen: SessionScreen;
+  /** Numbers skipped after crashes (docs/protocol.md §3.4). */
+  readonly skippedSequences: number;
   private readonly stream: SessionStream;
   private readonly events: PtyEventQueue;
   private readonly retire: () => void;
@@ -42,12 +44,25 @@ export class LiveSession implements Session, FlushContext, RosterContext {
   constructor(
     readonly deps: HubDeps,
     record: SessionRecord,
-    opts: { lastSequence: number; screen: Screen | null; makeScreen: ScreenFactory; retire: (s: LiveSession) => void },
+    opts: {
+      numbering: Numbering;
+      skipped?: number;
+      screen: Screen | null;
+      makeScreen: ScreenFactory;
+      retire: (s: LiveSession) => void;
+      /** The session's PTY host events up to `n` are logged (docs/protocol.md §3.4). */
+      handled?: (s: LiveSession, n: number) => void;
+    },
   ) {
     this.id = record.id;
-    this.log = new SessionLog(record.id, deps, opts.lastSequence);
+    this.skippedSequences = opts.skipped ?? 0;
+    this.log = new SessionLog(record.id, deps, opts.numbering);
     this.members = new Membership(deps.config);
-    this.events = new PtyEventQueue((data) => this.stream.output(data), MAX_OUTPUT_FRAME_BYTES);
+    this.events = new PtyEventQueue(
+      (data, n) => this.stream.output(data, n === undefined || deps.pty.epoch === null ? undefined : { epoch: deps.pty.epoch, n }),
+      MAX_OUTPUT_FRAME_BYTES,
+      (n) => opts.handled?.(this, n),
+    );
     this.screen = new SessionScreen(record.id, deps, opts.makeScreen, opts.screen, {
       hold: () => this.events.hold(),
       release: () => this.events.release(),
@@ -102,9 +117,10 @@ export class LiveSession implements Session, FlushContext, RosterContext {
   }
 
   emitTaskUpdate(update: TaskStatusUpdatePayload, sinks: Iterable<LogSink>, serviceParameters?: Record<string, unknown>): LogFrame {
-    const frame = this.log.append({ kind: 'TaskStatusUpdate', update, serviceParameters });
-    for (const s of sinks) s.sendLog(frame);
-    return frame;
+    const to = [...sinks];
+    return this.log.append({ kind: 'TaskStatusUpdate', update, serviceParameters }, (frame) => {
+      for (const s of to) s.sendLog(frame);
+    });
   }
 
   // The member verbs (attachment.ts calls flushes.ts itself for keyframes and lag recovery).
@@ -141,12 +157,12 @@ export class LiveSession implements Session, FlushContext, RosterContext {
 
   // PTY host events.
 
-  onOutput(data: Uint8Array): void {
-    this.events.output(data);
+  onOutput(data: Uint8Array, n?: number): void {
+    this.events.output(data, n);
   }
 
-  onExit(exit: PtyExit): void {
-    this.events.event(() => this.stream.end(this.lifecycle.exited(exit)));
+  onExit(exit: PtyExit, n?: number): void {
+    this.events.event(() => this.stream.end(this.lifecycle.exited(exit)), n);
   }
 
   /** The process could not start (process-start.ts): the session is over. */
@@ -197,6 +213,24 @@ export class LiveSession implements Session, FlushContext, RosterContext {
 
   membershipChanged(): LogFrame {
     return this.stream.emit({ kind: 'MembershipChanged', members: this.members.lists() });
+  }
+
+  /**
+   * After a crash that may have lost frames (docs/protocol.md §3.4): the numbers up to `ceiling`
+   * are skipped, said in the log and the record, and the next frame is a Keyframe of the screen
+   * as rebuilt from the log.
+   */
+  async declareHole(stored: number, ceiling: number): Promise<void> {
+    const skipped = ceiling - stored;
+    this.deps.logger.log('warn', 'sequence numbers skipped: the router before this one stopped without storing every frame it may have sent', {
+      session: this.id,
+      first: stored + 1,
+      last: ceiling,
+      skipped,
+    });
+    await this.deps.store.skipSequences(this.id, ceiling, skipped);
+    const pending = this.screen.snapshot('join');
+    if (pending) this.stream.emit({ kind: 'Keyframe', snapshot: await pending });
   }
 
   /** An ended session nobody is joining keeps nothing: its screen goes, and the hub forgets it. */

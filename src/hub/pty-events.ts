@@ -1,9 +1,11 @@
 // One session's PTY events in arrival order. Output that arrives within one event-loop turn becomes
 // one frame (up to maxFrameBytes), which keeps frames, log rows and sends few when output is heavy
 // without delaying a lone keystroke's echo. While a Keyframe is being cut the queue is held, so no
-// Output is logged between the cut and the Keyframe.
+// Output is logged between the cut and the Keyframe. Each event may carry its number in the PTY
+// host (`n`): once an event is handled, `handled` hears the highest such number, so the host can
+// forget it (docs/protocol.md §3.4).
 
-type QueuedEvent = { chunks: Uint8Array[]; size: number } | (() => void);
+type QueuedEvent = { chunks: Uint8Array[]; size: number; n: number | undefined } | { run: () => void; n: number | undefined };
 
 const nextTurn: (f: () => void) => void = (globalThis as { setImmediate?: (f: () => void) => void }).setImmediate ?? ((f) => setTimeout(f, 0));
 
@@ -13,24 +15,26 @@ export class PtyEventQueue {
   private scheduled = false;
 
   constructor(
-    private readonly emitOutput: (data: Uint8Array) => void,
+    private readonly emitOutput: (data: Uint8Array, n: number | undefined) => void,
     private readonly maxFrameBytes: number,
+    private readonly handled: (n: number) => void = () => undefined,
   ) {}
 
-  output(data: Uint8Array): void {
+  output(data: Uint8Array, n?: number): void {
     const last = this.events.at(-1);
-    if (last && typeof last !== 'function' && last.size + data.byteLength <= this.maxFrameBytes) {
+    if (last && 'chunks' in last && last.size + data.byteLength <= this.maxFrameBytes) {
       last.chunks.push(data);
       last.size += data.byteLength;
+      last.n = n ?? last.n;
     } else {
-      this.events.push({ chunks: [data], size: data.byteLength });
+      this.events.push({ chunks: [data], size: data.byteLength, n });
     }
     this.schedule();
   }
 
   /** Any other PTY-ordered event (a Resize, the exit): runs after the Output queued before it. */
-  event(run: () => void): void {
-    this.events.push(run);
+  event(run: () => void, n?: number): void {
+    this.events.push({ run, n });
     this.schedule();
   }
 
@@ -45,11 +49,14 @@ export class PtyEventQueue {
 
   /** Runs everything queued now (e.g. before the session's end is recorded). */
   drain(): void {
+    let n: number | undefined;
     while (!this.held && this.events.length > 0) {
       const e = this.events.shift()!;
-      if (typeof e === 'function') e();
-      else this.emitOutput(e.chunks.length === 1 ? e.chunks[0]! : concat(e.chunks, e.size));
+      if ('run' in e) e.run();
+      else this.emitOutput(e.chunks.length === 1 ? e.chunks[0]! : concat(e.chunks, e.size), e.n);
+      n = e.n ?? n;
     }
+    if (n !== undefined) this.handled(n);
   }
 
   private schedule(): void {

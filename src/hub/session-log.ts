@@ -15,8 +15,27 @@ export interface SessionLogDeps {
   config: Pick<Config, 'replayBufferFrames' | 'replayRetentionSeconds'>;
 }
 
+/** Numbers reserved at a time, and how many may be left when the next reservation starts (docs/protocol.md §3.4). */
+export const SEQUENCE_BLOCK = 4096;
+const RESERVE_WHEN_LEFT = SEQUENCE_BLOCK / 2;
+const RESERVE_RETRY_MS = 250;
+
+/** Where a session's numbering starts (docs/protocol.md §3.4). */
+export interface Numbering {
+  /** The highest number already taken. */
+  last: number;
+  /** The highest number the store lets this router hand out. */
+  ceiling: number;
+}
+
 export class SessionLog {
   private sequence: number;
+  /** The stored ceiling: no frame numbered above it reaches anyone. */
+  private ceiling: number;
+  private reserving = false;
+  /** Frames numbered above the ceiling, waiting for the next reservation to be stored. */
+  private readonly held: Array<{ frame: LogFrame; deliver: (frame: LogFrame) => void }> = [];
+  private readonly waiting: Array<{ sequence: number; resolve: () => void }> = [];
   private framesSincePrune = 0;
   /** The prune under way, if any: retention runs one at a time. */
   private pruning: Promise<void> | null = null;
@@ -24,9 +43,10 @@ export class SessionLog {
   constructor(
     private readonly sessionId: string,
     private readonly deps: SessionLogDeps,
-    lastSequence: number,
+    numbering: Numbering,
   ) {
-    this.sequence = lastSequence;
+    this.sequence = numbering.last;
+    this.ceiling = numbering.ceiling;
   }
 
   /** The latest sequence number given out. */
@@ -34,14 +54,59 @@ export class SessionLog {
     return this.sequence;
   }
 
-  /** Takes the next sequence number for the event, encodes it once and queues it for the store. */
-  append(event: SessionEvent): LogFrame {
+  /**
+   * Takes the next sequence number for the event, encodes it once and queues it for the store
+   * (which journals it first); `deliver` runs now, or once the ceiling covers the number.
+   */
+  append(event: SessionEvent, deliver: (frame: LogFrame) => void, hostEvent?: LogEntry['hostEvent']): LogFrame {
     const now = this.deps.clock.now();
     const sequence = ++this.sequence;
     const { kind, frame } = encodeLogFrame(event, sequence, now);
-    this.deps.store.appendLog({ sessionId: this.sessionId, sequence, kind, createdAt: now, frame: frame.json });
+    const entry: LogEntry = { sessionId: this.sessionId, sequence, kind, createdAt: now, frame: frame.json };
+    if (hostEvent) entry.hostEvent = hostEvent;
+    this.deps.store.appendLog(entry);
     if (++this.framesSincePrune >= this.pruneEvery) this.prune(now);
+    if (sequence <= this.ceiling && this.held.length === 0) deliver(frame);
+    else this.held.push({ frame, deliver });
+    this.reserveAhead();
     return frame;
+  }
+
+  /** Resolves once every frame up to `sequence` may reach a client (a join's flush waits for it). */
+  deliverable(sequence: number): Promise<void> {
+    if (sequence <= this.ceiling) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push({ sequence, resolve }));
+  }
+
+  /** Stores a higher ceiling before the numbers run out, so delivery never waits in the common case. */
+  reserveAhead(): void {
+    if (this.reserving || this.sequence + RESERVE_WHEN_LEFT <= this.ceiling) return;
+    this.reserving = true;
+    const target = this.sequence + SEQUENCE_BLOCK;
+    this.deps.store.reserveSequences(this.sessionId, target).then(
+      () => {
+        this.reserving = false;
+        this.ceiling = Math.max(this.ceiling, target);
+        this.release();
+        this.reserveAhead();
+      },
+      (e: unknown) => {
+        this.deps.logger.log('warn', 'could not reserve sequence numbers: frames wait', { session: this.sessionId, error: String(e), waiting: this.held.length });
+        setTimeout(() => {
+          this.reserving = false;
+          this.reserveAhead();
+        }, RESERVE_RETRY_MS);
+      },
+    );
+  }
+
+  private release(): void {
+    let n = 0;
+    while (n < this.held.length && this.held[n]!.frame.sequence <= this.ceiling) n++;
+    for (const { frame, deliver } of this.held.splice(0, n)) deliver(frame);
+    for (let i = this.waiting.length - 1; i >= 0; i--) {
+      if (this.waiting[i]!.sequence <= this.ceiling) this.waiting.splice(i, 1)[0]!.resolve();
+    }
   }
 
   /**

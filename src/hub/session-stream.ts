@@ -5,7 +5,10 @@ import type { Lifecycle, Ending } from './lifecycle.ts';
 import type { Membership } from './membership.ts';
 import type { SessionLog } from './session-log.ts';
 import type { SessionScreen } from './session-screen.ts';
+import type { LogEntry } from '../ports.ts';
 import type { LogFrame, SessionEvent, SessionObserver } from './types.ts';
+
+type HostEvent = NonNullable<LogEntry['hostEvent']>;
 
 export class SessionStream {
   private readonly observers = new Set<SessionObserver>();
@@ -21,18 +24,22 @@ export class SessionStream {
   }
 
   /** A log frame for every member. */
-  emit(event: Exclude<SessionEvent, { kind: 'TaskStatusUpdate' }>): LogFrame {
-    const frame = this.parts.log.append(event);
-    this.parts.members.broadcast(frame);
-    if (event.kind === 'Output') for (const o of this.observers) o.output?.(event.data);
-    return frame;
+  emit(event: Exclude<SessionEvent, { kind: 'TaskStatusUpdate' }>, hostEvent?: HostEvent): LogFrame {
+    return this.parts.log.append(
+      event,
+      (frame) => {
+        this.parts.members.broadcast(frame);
+        if (event.kind === 'Output') for (const o of this.observers) o.output?.(event.data);
+      },
+      hostEvent,
+    );
   }
 
   /** PTY output: an Output frame, folded into the screen once numbered. */
-  output(data: Uint8Array): void {
+  output(data: Uint8Array, hostEvent?: HostEvent): void {
     if (this.parts.lifecycle.ended) return;
     this.metrics.inc('pty_output_bytes_total', {}, data.byteLength);
-    this.parts.screen.output(data, this.emit({ kind: 'Output', data }).sequence);
+    this.parts.screen.output(data, this.emit({ kind: 'Output', data }, hostEvent).sequence);
   }
 
   /** Bytes a controller typed, for the observers. */
@@ -50,9 +57,12 @@ export class SessionStream {
     screen.stop();
     for (const o of this.observers) o.ended?.(ending.exitCode, ending.reason);
     this.observers.clear();
-    this.emit({ kind: 'Closed', ...ending });
+    // The goodbyes follow the Closed frame whenever it may be delivered (session-log.ts).
+    this.parts.log.append({ kind: 'Closed', ...ending }, (frame) => {
+      members.broadcast(frame);
+      for (const m of members.all()) m.goodbye(goodbye);
+      members.clear();
+    });
     lifecycle.close(ending);
-    for (const m of members.all()) m.goodbye(goodbye);
-    members.clear();
   }
 }

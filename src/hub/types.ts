@@ -56,6 +56,8 @@ export interface Session {
   readonly state: SessionState;
   /** The latest log-frame sequence. */
   readonly currentSequence: number;
+  /** Numbers skipped after crashes (docs/protocol.md §3.4). */
+  readonly skippedSequences: number;
   /** The record as this router has it: ahead of the database, where its updates wait behind queued log commits. */
   readonly latestRecord: Readonly<SessionRecord>;
   /** The argv the process was started with (null before it first started). */

@@ -22,6 +22,8 @@ export const SessionInfo = v.object({
   close_reason: v.nullable(v.string()),
   /** Only on GET of one session. */
   current_sequence: v.optional(v.number()),
+  /** Only on GET of one session: sequence numbers skipped after crashes (docs/protocol.md §3.4). */
+  skipped_sequences: v.optional(v.number()),
   membership: v.optional(MembershipLists),
 });
 export type SessionInfo = v.InferOutput<typeof SessionInfo>;

@@ -3,7 +3,7 @@
 // listeners hear onHostLost, then onHostRestored once a host answers again.
 
 import { PtyHostError } from '../../pty/protocol.ts';
-import type { LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../ports.ts';
+import type { HostResume, LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../ports.ts';
 import type { ConfinementReport } from '../session-confinement.ts';
 import { ensurePtyHost, type PtyHostHandle, type PtyHostRuntime } from './launcher.ts';
 
@@ -101,8 +101,16 @@ export class SupervisedPtyHost implements PtyHost {
     return () => this.#listeners.delete(listener);
   }
 
-  startEvents(): void {
-    this.#client()?.startEvents();
+  startEvents(resume?: HostResume): void {
+    this.#client()?.startEvents(resume);
+  }
+
+  ack(sessionId: string, n: number): void {
+    this.#client()?.ack(sessionId, n);
+  }
+
+  get epoch(): string | null {
+    return this.#client()?.epoch ?? null;
   }
 
   pauseEvents(): void {
@@ -139,8 +147,8 @@ export class SupervisedPtyHost implements PtyHost {
   #attach(handle: PtyHostHandle): void {
     this.#handle = handle;
     handle.host.subscribe({
-      onData: (id, data) => this.#notify((l) => l.onData(id, data)),
-      onExit: (id, exit) => this.#notify((l) => l.onExit(id, exit)),
+      onData: (id, data, n) => this.#notify((l) => l.onData(id, data, n)),
+      onExit: (id, exit, n) => this.#notify((l) => l.onExit(id, exit, n)),
       onHostLost: (reason) => this.#lost(handle, reason),
     });
     if (this.#eventsPaused) handle.host.pauseEvents();

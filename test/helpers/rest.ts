@@ -10,6 +10,8 @@ export interface SessionView {
   close_reason: string | null;
   exit_code: number | null;
   current_sequence?: number;
+  skipped_sequences?: number;
+  pty_host?: string;
 }
 
 export class Rest {

@@ -21,6 +21,7 @@ import type {
   SessionPatch,
   SessionRecord,
   SpawnSpec,
+  SequenceState,
   Store,
 } from '../../src/ports.ts';
 
@@ -84,6 +85,24 @@ export class MemoryStore implements Store {
   async oldestSequence(sessionId: string): Promise<number | null> {
     return this.log.find((e) => e.sessionId === sessionId)?.sequence ?? null;
   }
+  /** Per session: the stored ceiling and numbers skipped (sequenceState). */
+  readonly ceilings = new Map<string, number>();
+  readonly skipped = new Map<string, number>();
+  /** Holds every reserveSequences until opened. */
+  reserveGate: Promise<void> | null = null;
+  async sequenceState(sessionId: string): Promise<SequenceState> {
+    return { stored: await this.lastSequence(sessionId), ceiling: this.ceilings.get(sessionId) ?? 0, skipped: this.skipped.get(sessionId) ?? 0 };
+  }
+  async reserveSequences(sessionId: string, ceiling: number): Promise<void> {
+    if (this.reserveGate) await this.reserveGate;
+    this.ceilings.set(sessionId, Math.max(ceiling, this.ceilings.get(sessionId) ?? 0));
+  }
+  async skipSequences(sessionId: string, _ceiling: number, skipped: number): Promise<void> {
+    this.skipped.set(sessionId, (this.skipped.get(sessionId) ?? 0) + skipped);
+  }
+  async releaseSequences(last: ReadonlyMap<string, number>): Promise<void> {
+    for (const [id, sequence] of last) this.ceilings.set(id, sequence);
+  }
   async prune(sessionId: string, opts: { keepFrames: number; keepSeconds: number; now: number }): Promise<number> {
     this.prunes.push({ sessionId, keepFrames: opts.keepFrames, keepSeconds: opts.keepSeconds });
     if (this.pruneGate) await this.pruneGate;
@@ -133,7 +152,12 @@ export class FakePty implements PtyHost {
   subscribe(_listener: PtyHostListener): () => void {
     return () => undefined;
   }
+  readonly acks: Array<{ sessionId: string; n: number }> = [];
+  readonly epoch: string | null = null;
   startEvents(): void {}
+  ack(sessionId: string, n: number): void {
+    this.acks.push({ sessionId, n });
+  }
   pauseEvents(): void {}
   resumeEvents(): void {}
   async close(): Promise<void> {}
@@ -249,7 +273,7 @@ export class Rig {
 
   /** A LiveSession over a record, as the hub loads it. */
   load(record: SessionRecord, lastSequence: number, screen: Screen | null = null): LiveSession {
-    return new LiveSession(this.deps, record, { lastSequence, screen, makeScreen: this.deps.screens, retire: (s) => this.retired.push(s) });
+    return new LiveSession(this.deps, record, { numbering: { last: lastSequence, ceiling: Number.MAX_SAFE_INTEGER }, screen, makeScreen: this.deps.screens, retire: (s) => this.retired.push(s) });
   }
 
   member(rights: JoinRights = CONTROL, binary = false): { member: Member; conn: FakeConn } {

@@ -2,6 +2,7 @@
 // WebSocket upgrade, over the Node PTY host (reached with Deno.connect) and the libSQL client.
 import { ConfigError, type Config } from '../../config.ts';
 import { errorCode, setUpAuth } from '../../auth/setup.ts';
+import { denoJournalPort } from './journal-file.ts';
 import { inProcessScreens } from '../../hub/screen.ts';
 import { jsonLogger } from '../../logger.ts';
 import type { Logger } from '../../ports.ts';
@@ -41,6 +42,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     auth,
     metrics,
     stateLock: denoStateLockPort,
+    journal: denoJournalPort,
     fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
     connectPtyHost: () => supervisedPtyHostLink({ runtime: denoPtyHostRuntime, socketPath: absolute(config.ptySocket), logger, logLevel: config.logLevel, hostFlags: confinementFlags(config, absolute) }),
     // In this thread: Deno's Web Workers would need the emulator messages of worker-screens.ts

@@ -1,6 +1,7 @@
 // The Node adapter: serves the portable router (src/router.ts) with node:http and `ws`, over the PTY
 // host process, a libSQL file (its log commits in a worker thread) and a worker thread for the
 // terminal emulators.
+import { nodeJournalPort } from './journal-file.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -66,6 +67,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     auth,
     metrics,
     stateLock: nodeStateLockPort,
+    journal: nodeJournalPort,
     fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
     logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
     connectPtyHost: () =>
