@@ -62,8 +62,13 @@ export interface PtySpawnError {
 export interface PtyHost {
   /** Starts a process on a new PTY. Resolves with its pid or rejects with a PtySpawnError. */
   spawn(spec: SpawnSpec): Promise<{ pid: number }>;
-  write(sessionId: string, data: Uint8Array): void;
-  resize(sessionId: string, cols: number, rows: number): void;
+  /**
+   * Queues input for the session's PTY. `onFailed` hears (once, later) when the host could not
+   * write it: the session or its process is gone (docs/protocol.md §9.2, `write_failed`).
+   */
+  write(sessionId: string, data: Uint8Array, onFailed?: (message: string) => void): void;
+  /** Resolves once the host applied the size; rejects (with a message for the client) when it did not. */
+  resize(sessionId: string, cols: number, rows: number): Promise<void>;
   /**
    * Ends the session: the signal (default SIGHUP) to every process of it, SIGKILL to whatever
    * is left a moment later, and for a multiplexer session the multiplexer's session too.
@@ -81,9 +86,14 @@ export interface PtyHost {
    * ready for their events, and again after each onHostRestored.
    */
   startEvents(): void;
-  /** Flow control: stop reading session events (the host pauses its PTYs meanwhile) and start again. */
+  /** Flow control for every session: stop reading session events (the host pauses its PTYs meanwhile) and start again. */
   pauseEvents(): void;
   resumeEvents(): void;
+  /**
+   * Flow control for one session: the host stops reading its PTY (its program blocks on output)
+   * until it is resumed; other sessions flow on (docs/architecture.md, "Router flow control").
+   */
+  pauseSession(sessionId: string, paused: boolean): void;
   close(): Promise<void>;
 }
 

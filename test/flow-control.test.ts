@@ -25,6 +25,7 @@ function slowConsumer(host: PtyHost): PtyHost {
     startEvents: () => host.startEvents(),
     pauseEvents: () => host.pauseEvents(),
     resumeEvents: () => host.resumeEvents(),
+    pauseSession: (id, paused) => host.pauseSession(id, paused),
     close: () => host.close(),
     subscribe: (listener) =>
       host.subscribe({

@@ -121,7 +121,7 @@ export class FakePty implements PtyHost {
   write(sessionId: string, data: Uint8Array): void {
     this.writes.push({ sessionId, text: new TextDecoder().decode(data) });
   }
-  resize(_sessionId: string, cols: number, rows: number): void {
+  async resize(_sessionId: string, cols: number, rows: number): Promise<void> {
     this.resizes.push({ cols, rows });
   }
   kill(sessionId: string, signal?: string): void {
@@ -136,6 +136,7 @@ export class FakePty implements PtyHost {
   startEvents(): void {}
   pauseEvents(): void {}
   resumeEvents(): void {}
+  pauseSession(): void {}
   async close(): Promise<void> {}
 }
 
