@@ -35,7 +35,7 @@ export const ERROR_TABLE: Record<BindingCode, CodeInfo> = {
 };
 
 /**
- * PTY-level errors (pty-extensions-v1 §5, docs/protocol.md §7.3): sent as a `pty.session_frame` of
+ * PTY-level errors (pty-extensions-v1 §5, docs/protocol.md §7.4): sent as a `pty.session_frame` of
  * kind `Error` with `code` and `message`, to the connection concerned; the connection stays open.
  * They are the extension's, not A2A errors, so they carry no `a2a_error`.
  */

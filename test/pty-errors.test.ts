@@ -1,4 +1,4 @@
-// The PTY-level errors of pty-extensions-v1 §5 (docs/protocol.md §7.3), against the real router,
+// The PTY-level errors of pty-extensions-v1 §5 (docs/protocol.md §7.4), against the real router,
 // PTY host and screen worker: a resize is broadcast only once the host applied it, else the
 // requester alone gets PTY_RESIZE_FAILED; input the host cannot write is PTY_WRITE_FAILED; a
 // Keyframe that cannot be cut is KEYFRAME_UNAVAILABLE, and the connection goes on.

@@ -70,7 +70,7 @@ async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecisio
 /**
  * A Keyframe asked for (a join's, a request's, a lagged member's) that cannot be cut: no screen, or
  * its emulator failed. The client gets KEYFRAME_UNAVAILABLE in its place (pty-extensions-v1 §5,
- * docs/protocol.md §7.3) and its held frames flow on.
+ * docs/protocol.md §7.4) and its held frames flow on.
  */
 function cut(pending: Promise<ScreenSnapshot> | null): Promise<ScreenSnapshot | PtyError> {
   if (!pending) return Promise.resolve(new PtyError('KEYFRAME_UNAVAILABLE', 'the session has no screen to cut a Keyframe from'));

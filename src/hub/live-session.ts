@@ -126,7 +126,7 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     requestRole(this, member, role, requestId);
   }
 
-  /** `requestId`: the frame that carried it, echoed by a PTY_WRITE_FAILED the host may report later (docs/protocol.md §7.3). */
+  /** `requestId`: the frame that carried it, echoed by a PTY_WRITE_FAILED the host may report later (docs/protocol.md §7.4). */
   input(member: Member, data: Uint8Array, requestId?: string): void {
     this.requireController(member, 'send input');
     this.deps.pty.write(this.id, data, (message) => {

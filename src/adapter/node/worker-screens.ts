@@ -43,7 +43,7 @@ export class WorkerScreens {
 
   /**
    * The emulators are gone with their worker: snapshots fail from now on (the client hears
-   * KEYFRAME_UNAVAILABLE, docs/protocol.md §7.3), and bytes still waiting count as parsed, so
+   * KEYFRAME_UNAVAILABLE, docs/protocol.md §7.4), and bytes still waiting count as parsed, so
    * the flow gates (src/hub/session-flow.ts) do not hold PTY output for an emulator that is gone.
    */
   private stopped(reason: string): void {
