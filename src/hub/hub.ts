@@ -161,6 +161,7 @@ export class SessionHub {
     this.unsubscribe?.();
     for (const unwatch of this.unwatchStore) unwatch();
     if (this.giveUpTimer) clearTimeout(this.giveUpTimer);
+    this.flow.close();
     if (processesEnd) for (const s of [...this.byId.values()]) s.terminate('instance_terminated', 'server shutdown', 'server_shutdown');
     for (const a of [...this.attachments]) a.goodbye('server_shutdown');
     await this.deps.store.flush();

@@ -120,6 +120,12 @@ export class HubFlow {
     this.sessions.get(sessionId)?.checkClients();
   }
 
+  /** The hub is shutting down: no gate polls on. */
+  close(): void {
+    for (const flow of this.sessions.values()) flow.dispose();
+    this.sessions.clear();
+  }
+
   /** The hub forgot the session (it ended and retired). */
   forget(sessionId: string): void {
     this.sessions.get(sessionId)?.dispose();
