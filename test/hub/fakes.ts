@@ -16,6 +16,7 @@ import type {
   PtyHost,
   PtyHostListener,
   PtySessionInfo,
+  QueueListener,
   Screen,
   ScreenSnapshot,
   SessionPatch,
@@ -96,7 +97,7 @@ export class MemoryStore implements Store {
   onLogLoss(): () => void {
     return () => undefined;
   }
-  watchQueue(): () => void {
+  watchQueue(_listener: QueueListener): () => void {
     return () => undefined;
   }
   async flush(): Promise<void> {}
