@@ -68,6 +68,8 @@ export class PtyHostConnection implements PtyHost {
   /** Who hears of a write the host could not make, by its `wid` (insertion order: oldest first). */
   readonly #watchedWrites = new Map<number, (message: string) => void>();
   #nextWid = 1;
+  /** Resizes waiting for their `resized`, by rid: answered synchronously as the reply is read. */
+  readonly #resizes = new Map<number, { done(error?: string): void; timer: ReturnType<typeof setTimeout> }>();
   /** Flow control: paused for all sessions (pauseEvents), and the sessions paused one by one. */
   #allPaused = false;
   readonly #pausedSessions = new Set<string>();
@@ -192,15 +194,27 @@ export class PtyHostConnection implements PtyHost {
     }
   }
 
-  /** Resolves once the host applied the size; rejects with its reason (a host without `resize_reply` is not asked). */
-  async resize(sessionId: string, cols: number, rows: number): Promise<void> {
+  /**
+   * `done` hears the host's answer as it is read, before any event behind it (see PtyHost.resize); a
+   * host without `resize_reply` is not asked, and `done` is called at once.
+   */
+  resize(sessionId: string, cols: number, rows: number, done: (error?: string) => void = () => undefined): void {
     if (!this.supports('resize_reply')) {
       this.#send({ t: 'resize', sessionId, cols, rows });
+      done();
       return;
     }
-    const reply = await this.#request((rid) => ({ t: 'resize', rid, sessionId, cols, rows }));
-    if (reply.t !== 'resized') throw unexpected(reply);
-    if (reply.error !== undefined) throw new Error(reply.error);
+    if (this.#ended) {
+      done(this.#endedMessage());
+      return;
+    }
+    const rid = this.#nextRid++;
+    const timer = setTimeout(() => {
+      this.#resizes.delete(rid);
+      done(`the PTY host did not answer within ${this.#requestTimeoutMs} ms`);
+    }, this.#requestTimeoutMs);
+    this.#resizes.set(rid, { done, timer });
+    this.#send({ t: 'resize', rid, sessionId, cols, rows });
   }
 
   kill(sessionId: string, signal?: string): void {
@@ -228,7 +242,7 @@ export class PtyHostConnection implements PtyHost {
     }
   }
 
-  #request(build: (rid: number) => Request & { rid: number }): Promise<Reply> {
+  #request(build: (rid: number) => Extract<Request, { rid: number }>): Promise<Reply> {
     if (this.#ended) return Promise.reject(new PtyHostError('spawn_failed', this.#endedMessage()));
     const rid = this.#nextRid++;
     return new Promise((resolve, reject) => {
@@ -275,6 +289,14 @@ export class PtyHostConnection implements PtyHost {
       case 'exit':
         this.#notify((l) => l.onExit(msg.sessionId, { exitCode: msg.exitCode, signal: msg.signal }));
         return;
+      case 'resized': {
+        const pending = this.#resizes.get(msg.rid);
+        if (!pending) return; // already timed out
+        this.#resizes.delete(msg.rid);
+        clearTimeout(pending.timer);
+        pending.done(msg.error);
+        return;
+      }
       case 'write_failed': {
         const onFailed = this.#watchedWrites.get(msg.wid);
         this.#watchedWrites.delete(msg.wid);
@@ -329,6 +351,12 @@ export class PtyHostConnection implements PtyHost {
       reject(new PtyHostError('spawn_failed', message));
     }
     this.#pending.clear();
+    const resizes = [...this.#resizes.values()];
+    this.#resizes.clear();
+    for (const { done, timer } of resizes) {
+      clearTimeout(timer);
+      done(message);
+    }
   }
 
   #endedMessage(): string {

@@ -67,8 +67,12 @@ export interface PtyHost {
    * write it: the session or its process is gone (docs/protocol.md §9.2, `write_failed`).
    */
   write(sessionId: string, data: Uint8Array, onFailed?: (message: string) => void): void;
-  /** Resolves once the host applied the size; rejects (with a message for the client) when it did not. */
-  resize(sessionId: string, cols: number, rows: number): Promise<void>;
+  /**
+   * Applies a size. `done` hears whether the host applied it (no argument) or why not (a message for
+   * the client), synchronously as the answer is read, so before any event the host sent after it:
+   * the Resize frame is numbered right where the size took effect, ahead of the program's redraw.
+   */
+  resize(sessionId: string, cols: number, rows: number, done?: (error?: string) => void): void;
   /**
    * Ends the session: the signal (default SIGHUP) to every process of it, SIGKILL to whatever
    * is left a moment later, and for a multiplexer session the multiplexer's session too.

@@ -67,9 +67,10 @@ describe('pty host flow and replies', () => {
   it('answers a resize once applied, refuses one for a session it does not run, and reports input it cannot write', async () => {
     const a = ticker('d');
     await h.host.spawn(a);
-    await expect(h.host.resize(a.sessionId, 100, 30)).resolves.toBeUndefined();
+    const resize = (id: string) => new Promise<string | undefined>((resolve) => h.host.resize(id, 100, 30, resolve));
+    expect(await resize(a.sessionId)).toBeUndefined();
     expect((await h.host.list()).find((i) => i.sessionId === a.sessionId)).toMatchObject({ cols: 100, rows: 30 });
-    await expect(h.host.resize(randomUUID(), 100, 30)).rejects.toThrow(/not running on the PTY host/);
+    expect(await resize(randomUUID())).toMatch(/not running on the PTY host/);
     const failures: string[] = [];
     h.host.write(randomUUID(), new TextEncoder().encode('x'), (m) => failures.push(m));
     await vi.waitFor(() => expect(failures).toEqual([expect.stringMatching(/^input not written: the session is not running/)]), WAIT);
@@ -110,7 +111,9 @@ describe('the router side against a host without the features', () => {
     expect(state.paused).toBe(true);
     client.pauseSession('s2', false);
     expect(state.paused).toBe(false);
-    await client.resize('s1', 90, 20);
+    const answers: Array<string | undefined> = [];
+    client.resize('s1', 90, 20, (error) => answers.push(error));
+    expect(answers).toEqual([undefined]);
     client.write('s1', new Uint8Array([1]), () => undefined);
     expect(sent).toEqual([
       { t: 'resize', sessionId: 's1', cols: 90, rows: 20 },

@@ -137,16 +137,22 @@ export class LiveSession implements Session, FlushContext, RosterContext {
   }
 
   /** Resize is broadcast only once the host applied it; otherwise only the requester hears PTY_RESIZE_FAILED. */
-  async resize(member: Member, cols: number, rows: number): Promise<void> {
+  resize(member: Member, cols: number, rows: number): Promise<void> {
     this.requireController(member, 'resize');
-    try {
-      await this.deps.pty.resize(this.id, cols, rows);
-    } catch (e) {
-      throw new PtyError('PTY_RESIZE_FAILED', `the terminal was not resized to ${cols}x${rows}: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    if (this.lifecycle.ended) return;
-    this.events.event(() => this.screen.resize(cols, rows, this.stream.emit({ kind: 'Resize', cols, rows }).sequence));
-    this.lifecycle.resized(cols, rows);
+    return new Promise((resolve, reject) => {
+      this.deps.pty.resize(this.id, cols, rows, (error) => {
+        if (error !== undefined) {
+          reject(new PtyError('PTY_RESIZE_FAILED', `the terminal was not resized to ${cols}x${rows}: ${error}`));
+          return;
+        }
+        // Queued as the answer is read: behind the output before it, ahead of the redraw after it.
+        if (!this.lifecycle.ended) {
+          this.events.event(() => this.screen.resize(cols, rows, this.stream.emit({ kind: 'Resize', cols, rows }).sequence));
+          this.lifecycle.resized(cols, rows);
+        }
+        resolve();
+      });
+    });
   }
 
   // PTY host events.

@@ -92,8 +92,10 @@ export class SupervisedPtyHost implements PtyHost {
     else onFailed?.('the PTY host is unreachable right now (reconnecting)');
   }
 
-  resize(sessionId: string, cols: number, rows: number): Promise<void> {
-    return this.#client()?.resize(sessionId, cols, rows) ?? Promise.reject(unreachable());
+  resize(sessionId: string, cols: number, rows: number, done?: (error?: string) => void): void {
+    const client = this.#client();
+    if (client) client.resize(sessionId, cols, rows, done);
+    else done?.(unreachable().message);
   }
 
   kill(sessionId: string, signal?: string): void {

@@ -122,8 +122,9 @@ export class FakePty implements PtyHost {
   write(sessionId: string, data: Uint8Array): void {
     this.writes.push({ sessionId, text: new TextDecoder().decode(data) });
   }
-  async resize(_sessionId: string, cols: number, rows: number): Promise<void> {
+  resize(_sessionId: string, cols: number, rows: number, done?: (error?: string) => void): void {
     this.resizes.push({ cols, rows });
+    done?.();
   }
   kill(sessionId: string, signal?: string): void {
     this.kills.push({ sessionId, signal });
