@@ -28,7 +28,7 @@ export class SessionHub {
   private hostReachable = true;
 
   constructor(readonly deps: HubDeps) {
-    this.flow = new HubFlow({ pty: deps.pty, store: deps.store, screens: deps.screens, logger: deps.logger, pollMs: deps.config.lag.pollMs });
+    this.flow = new HubFlow({ pty: deps.pty, store: deps.store, screens: deps.screens, logger: deps.logger, metrics: deps.metrics, pollMs: deps.config.lag.pollMs });
   }
 
   /**

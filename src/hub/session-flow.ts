@@ -5,6 +5,7 @@
 // is behind: a member that keeps up is served, and a slow one beside it lags instead
 // (docs/protocol.md §6.4). Global marks, far above a session's, stay as a backstop for many
 // sessions at once: past them every PTY pauses, as before.
+import type { Metrics } from '../metrics.ts';
 import type { Logger, PtyHost, Screen, ScreenFactory, Store } from '../ports.ts';
 import { accountedScreen, FlowGate, Watermark } from './flow-control.ts';
 import { LogLedger, type Backlog } from './log-ledger.ts';
@@ -30,6 +31,7 @@ class SessionFlow {
     sessionId: string,
     pty: Pick<PtyHost, 'pauseSession'>,
     logger: Logger,
+    private readonly metrics: Metrics,
     /** Bytes queued on each member's socket now. */
     private readonly backlogs: () => number[],
     private readonly pollMs: number,
@@ -38,14 +40,19 @@ class SessionFlow {
       logger.log('debug', paused ? 'session behind: its PTY output paused' : 'session caught up: its PTY output resumed', { session: sessionId });
       if (!this.disposed || !paused) pty.pauseSession(sessionId, paused);
     });
-    this.screen = new Watermark(...SCREEN_MARKS, (behind) => this.gate.hold('screen', behind));
-    this.log = new Watermark(...LOG_MARKS, (behind) => this.gate.hold('log', behind));
+    this.screen = new Watermark(...SCREEN_MARKS, (behind) => this.hold('screen', behind));
+    this.log = new Watermark(...LOG_MARKS, (behind) => this.hold('log', behind));
+  }
+
+  private hold(cause: 'screen' | 'log' | 'clients', behind: boolean): void {
+    if (behind) this.metrics.inc('flow_pauses_total', { cause });
+    this.gate.hold(cause, behind);
   }
 
   /** Output is coming: when every member's socket is past the mark, hold the PTY until one drains (or leaves). */
   checkClients(): void {
     if (this.clientsPoll || this.disposed || !this.allBehind(CLIENT_MARKS[0])) return;
-    this.gate.hold('clients', true);
+    this.hold('clients', true);
     this.clientsPoll = setInterval(() => {
       if (this.allBehind(CLIENT_MARKS[1])) return;
       this.stopClients();
@@ -66,7 +73,7 @@ class SessionFlow {
     if (!this.clientsPoll) return;
     clearInterval(this.clientsPoll);
     this.clientsPoll = null;
-    this.gate.hold('clients', false);
+    this.hold('clients', false);
   }
 }
 
@@ -76,6 +83,7 @@ export interface FlowDeps {
   store: Store;
   screens: ScreenFactory;
   logger: Logger;
+  metrics: Metrics;
   pollMs: number;
 }
 
@@ -92,8 +100,12 @@ export class HubFlow {
       if (paused) deps.pty.pauseEvents();
       else deps.pty.resumeEvents();
     });
-    this.allScreens = new Watermark(...ALL_SCREENS_MARKS, (behind) => gate.hold('screens', behind));
-    this.allLog = new Watermark(...ALL_LOG_MARKS, (behind) => gate.hold('log', behind));
+    const hold = (cause: 'all_screens' | 'all_log', behind: boolean) => {
+      if (behind) deps.metrics.inc('flow_pauses_total', { cause });
+      gate.hold(cause, behind);
+    };
+    this.allScreens = new Watermark(...ALL_SCREENS_MARKS, (behind) => hold('all_screens', behind));
+    this.allLog = new Watermark(...ALL_LOG_MARKS, (behind) => hold('all_log', behind));
   }
 
   /** Starts hearing the store's queue; returns the unsubscription. */
@@ -106,7 +118,7 @@ export class HubFlow {
    * uses (each counting against its own marks and the backstop), and its members' sockets.
    */
   session(sessionId: string, backlogs: () => number[]): { makeScreen: ScreenFactory; store: Store } {
-    const flow = new SessionFlow(sessionId, this.deps.pty, this.deps.logger, backlogs, this.deps.pollMs);
+    const flow = new SessionFlow(sessionId, this.deps.pty, this.deps.logger, this.deps.metrics, backlogs, this.deps.pollMs);
     this.sessions.get(sessionId)?.dispose();
     this.sessions.set(sessionId, flow);
     this.ledger.track(sessionId, both(flow.log, this.allLog));

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { LogLedger } from '../../src/hub/log-ledger.ts';
 import { HubFlow } from '../../src/hub/session-flow.ts';
+import { NO_METRICS } from '../../src/metrics.ts';
 import type { LogEntry, QueueListener } from '../../src/ports.ts';
 import { FakeScreen, MemoryStore } from './fakes.ts';
 
@@ -64,6 +65,7 @@ describe('HubFlow', () => {
       store: store,
       screens: (cols, rows) => new FakeScreen(cols, rows),
       logger: quiet,
+      metrics: NO_METRICS,
       pollMs: 5,
     });
     flow.watchStore();
