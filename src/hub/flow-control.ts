@@ -51,17 +51,37 @@ export class FlowGate {
   }
 }
 
-/** The screen, with each write counted in until its emulator reports the bytes parsed. */
-export function accountedScreen(screen: Screen, backlog: Backlog): Screen {
+/**
+ * The screen `make` builds (handed the parse callback), with each write counted in until its
+ * emulator reports the bytes parsed; a disposed screen's unparsed bytes are counted out, since
+ * its emulator will not report them.
+ */
+export function accountedScreen(make: (onParsed: (bytes: number) => void) => Screen, backlog: Backlog): Screen {
+  let pending = 0;
+  let disposed = false;
+  const screen = make((bytes) => {
+    if (disposed) return;
+    pending -= bytes;
+    backlog.done(bytes);
+  });
   return {
     write(data, sequence) {
-      backlog.add(data.byteLength);
+      if (!disposed) {
+        pending += data.byteLength;
+        backlog.add(data.byteLength);
+      }
       screen.write(data, sequence);
     },
     resize: (cols, rows, sequence) => screen.resize(cols, rows, sequence),
     snapshot: () => screen.snapshot(),
     snapshotNow: () => screen.snapshotNow(),
     backlog: () => screen.backlog(),
-    dispose: () => screen.dispose(),
+    dispose: () => {
+      screen.dispose();
+      if (disposed) return;
+      disposed = true;
+      if (pending > 0) backlog.done(pending);
+      pending = 0;
+    },
   };
 }

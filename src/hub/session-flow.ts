@@ -26,10 +26,12 @@ class SessionFlow {
   readonly log: Watermark;
   private clientsPoll: ReturnType<typeof setInterval> | null = null;
   private disposed = false;
+  /** Whether this gate has the host hold the PTY now. */
+  private paused = false;
 
   constructor(
-    sessionId: string,
-    pty: Pick<PtyHost, 'pauseSession'>,
+    private readonly sessionId: string,
+    private readonly pty: Pick<PtyHost, 'pauseSession'>,
     logger: Logger,
     private readonly metrics: Metrics,
     /** Bytes queued on each member's socket now. */
@@ -37,8 +39,10 @@ class SessionFlow {
     private readonly pollMs: number,
   ) {
     this.gate = new FlowGate((paused) => {
+      if (this.disposed) return;
       logger.log('debug', paused ? 'session behind: its PTY output paused' : 'session caught up: its PTY output resumed', { session: sessionId });
-      if (!this.disposed || !paused) pty.pauseSession(sessionId, paused);
+      this.paused = paused;
+      pty.pauseSession(sessionId, paused);
     });
     this.screen = new Watermark(...SCREEN_MARKS, (behind) => this.hold('screen', behind));
     this.log = new Watermark(...LOG_MARKS, (behind) => this.hold('log', behind));
@@ -59,9 +63,12 @@ class SessionFlow {
     }, this.pollMs);
   }
 
+  /** The session is gone from the hub: its hold goes too (the router re-sends holds to a new host). */
   dispose(): void {
     this.stopClients();
     this.disposed = true;
+    if (this.paused) this.pty.pauseSession(this.sessionId, false);
+    this.paused = false;
   }
 
   private allBehind(mark: number): boolean {
@@ -108,9 +115,14 @@ export class HubFlow {
     this.allLog = new Watermark(...ALL_LOG_MARKS, (behind) => hold('all_log', behind));
   }
 
-  /** Starts hearing the store's queue; returns the unsubscription. */
+  /** Starts hearing the store's queue (each session's share, and all of it); returns the unsubscription. */
   watchStore(): () => void {
-    return this.deps.store.watchQueue(this.ledger.listener);
+    const shares = this.deps.store.watchQueue(this.ledger.listener);
+    const all = this.deps.store.watchQueue({ queued: (bytes) => this.allLog.add(bytes), settled: (bytes) => this.allLog.done(bytes) });
+    return () => {
+      shares();
+      all();
+    };
   }
 
   /**
@@ -121,9 +133,9 @@ export class HubFlow {
     const flow = new SessionFlow(sessionId, this.deps.pty, this.deps.logger, this.deps.metrics, backlogs, this.deps.pollMs);
     this.sessions.get(sessionId)?.dispose();
     this.sessions.set(sessionId, flow);
-    this.ledger.track(sessionId, both(flow.log, this.allLog));
+    this.ledger.track(sessionId, flow.log);
     const screenBacklog = both(flow.screen, this.allScreens);
-    const makeScreen: ScreenFactory = (cols, rows): Screen => accountedScreen(this.deps.screens(cols, rows, (bytes) => screenBacklog.done(bytes)), screenBacklog);
+    const makeScreen: ScreenFactory = (cols, rows): Screen => accountedScreen((onParsed) => this.deps.screens(cols, rows, onParsed), screenBacklog);
     return { makeScreen, store: this.ledger.appending(this.deps.store) };
   }
 

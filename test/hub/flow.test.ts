@@ -85,6 +85,16 @@ describe('HubFlow', () => {
     expect(calls).toEqual(['a:pause', 'a:resume']);
   });
 
+  it('counts a disposed screen\'s unparsed bytes out, so its session\'s gate and the backstop let go', () => {
+    const { calls, flow } = rig();
+    const a = flow.session('a', () => []);
+    const screen = a.makeScreen(80, 24);
+    screen.write(new Uint8Array(9 * 1024 * 1024), 1);
+    expect(calls).toEqual(['a:pause']);
+    screen.dispose();
+    expect(calls).toEqual(['a:pause', 'a:resume']);
+  });
+
   it('pauses a session only while every one of its members is behind', async () => {
     const { calls, flow } = rig();
     const queued = [2 * MiB, 0];
