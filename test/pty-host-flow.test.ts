@@ -129,3 +129,27 @@ describe('the router side against a host without the features', () => {
     expect(sent).toEqual([{ t: 'flow', sessionId: 's1', paused: true }]);
   });
 });
+
+describe.each(['tmux', 'screen'] as const)('%s sessions', (backend) => {
+  const h = useHost(`pty-ws-${backend}-flow-`);
+
+  it('take input, answer a resize, and pause and resume (their multiplexer client is what pauses)', async () => {
+    const sessionId = randomUUID();
+    h.started.push(sessionId);
+    const argv = ['/bin/sh', '-c', 'i=0; while :; do i=$((i+1)); echo m-$i; sleep 0.05; done'];
+    await h.host.spawn({ sessionId, backend, argv, cwd: h.dir, env: { PATH: '/usr/bin:/bin', HOME: h.dir, LANG: 'C.UTF-8' }, cols: 80, rows: 24 });
+    await h.rec.waitForOutput(sessionId, /m-2/);
+    expect(await new Promise<string | undefined>((resolve) => h.host.resize(sessionId, 90, 20, resolve))).toBeUndefined();
+    const failures: string[] = [];
+    h.host.write(sessionId, new TextEncoder().encode('x'), (m) => failures.push(m));
+
+    h.host.pauseSession(sessionId, true);
+    await sleep(300);
+    const before = h.rec.text(sessionId).length;
+    await sleep(400);
+    expect(h.rec.text(sessionId).length).toBe(before);
+    h.host.pauseSession(sessionId, false);
+    await vi.waitFor(() => expect(h.rec.text(sessionId).length).toBeGreaterThan(before), WAIT);
+    expect(failures).toEqual([]);
+  });
+});
