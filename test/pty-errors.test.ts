@@ -3,6 +3,8 @@
 // requester alone gets PTY_RESIZE_FAILED; input the host cannot write is PTY_WRITE_FAILED; a
 // Keyframe that cannot be cut is KEYFRAME_UNAVAILABLE, and the connection goes on.
 import { afterEach, expect, it } from 'vitest';
+import { nodeWebSocket } from '../src/adapter/node/ws-client.ts';
+import { PtyClient } from '../src/client/pty-client.ts';
 import type { ScreenService } from '../src/router.ts';
 import { b64, TestClient, type Frame } from './helpers/client.ts';
 import { expectNoneLeft } from './helpers/leftovers.ts';
@@ -82,4 +84,17 @@ it('with the screen worker gone, a requested or a join Keyframe is KEYFRAME_UNAV
   a.send('pty.session_input', { data: b64('later\n') });
   await b.waitForOutput('later');
   expect(a.frames().some((f) => f.op === 'Error')).toBe(false);
+
+  // The client library (page, CLI) takes such a join as done, says why, and shows what follows.
+  const client = new PtyClient({ url: server.attachUrl(s.session_id), token: server.devToken, webSocket: nodeWebSocket(), size: { cols: 80, rows: 24 }, role: 'observer' });
+  const errors: string[] = [];
+  let shown = '';
+  client.on('error', (e) => errors.push(e.code));
+  client.on('output', (d) => (shown += Buffer.from(d).toString()));
+  await client.connect();
+  expect(errors).toEqual(['KEYFRAME_UNAVAILABLE']);
+  a.send('pty.session_input', { data: b64('for-the-client\n') });
+  await b.waitForOutput('for-the-client');
+  await b.waitFor(() => shown.includes('for-the-client'), 'the output at the client library');
+  client.close();
 });
