@@ -3,7 +3,7 @@
 // adapter hands it a HostSocket over its own Unix-socket API (node:net, Deno.connect).
 
 import type { HostResume, LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../src/ports.ts';
-import { FrameDecoder, HostMessageSchema, MAX_BODY_BYTES, PROTOCOL_VERSION, PtyHostError, type HostMessage, type Request, encodeFrame } from './protocol.ts';
+import { FrameDecoder, HostMessageSchema, MAX_BODY_BYTES, PROTOCOL_VERSION, PtyHostError, type HostFeature, type HostMessage, type Request, encodeFrame } from './protocol.ts';
 import type { ConfinementReport } from '../src/session-confinement.ts';
 
 /** A connected byte stream to the host, as the runtime provides it. */
@@ -41,6 +41,9 @@ export interface PtyHostClientOptions {
 
 type Reply = Extract<HostMessage, { rid: number }>;
 
+/** Writes whose failure may still be reported, by `wid`: the oldest are forgotten past this many. */
+const MAX_WATCHED_WRITES = 1024;
+
 interface Pending {
   resolve(reply: Reply): void;
   reject(err: PtyHostError): void;
@@ -62,6 +65,15 @@ export class PtyHostConnection implements PtyHost {
   #hostPid = 0;
   #epoch: string | null = null;
   #confinement: ConfinementReport | undefined;
+  #features = new Set<string>();
+  /** Who hears of a write the host could not make, by its `wid` (insertion order: oldest first). */
+  readonly #watchedWrites = new Map<number, (message: string) => void>();
+  #nextWid = 1;
+  /** Resizes waiting for their `resized`, by rid: answered synchronously as the reply is read. */
+  readonly #resizes = new Map<number, { done(error?: string): void; timer: ReturnType<typeof setTimeout> }>();
+  /** Flow control: paused for all sessions (pauseEvents), and the sessions paused one by one. */
+  #allPaused = false;
+  readonly #pausedSessions = new Set<string>();
   /** Set once the connection is over, whether by close() or by losing it. */
   #ended = false;
   #lossReason: string | undefined;
@@ -131,12 +143,37 @@ export class PtyHostConnection implements PtyHost {
     this.#send({ t: 'ack', sessionId, n });
   }
 
+  /** Whether the host named this feature in its greeting (pty/protocol.ts, HOST_FEATURES). */
+  supports(feature: HostFeature): boolean {
+    return this.#features.has(feature);
+  }
+
   pauseEvents(): void {
-    this.#socket.pause();
+    this.#allPaused = true;
+    this.#applySocketFlow();
   }
 
   resumeEvents(): void {
-    this.#socket.resume();
+    this.#allPaused = false;
+    this.#applySocketFlow();
+  }
+
+  /**
+   * One session's PTY paused at the host (docs/protocol.md §9.3). A host without `session_flow`
+   * can only pause them all: then this connection stops reading while any session is paused.
+   */
+  pauseSession(sessionId: string, paused: boolean): void {
+    if (paused === this.#pausedSessions.has(sessionId)) return;
+    if (paused) this.#pausedSessions.add(sessionId);
+    else this.#pausedSessions.delete(sessionId);
+    if (this.supports('session_flow')) this.#send({ t: 'flow', sessionId, paused });
+    else this.#applySocketFlow();
+  }
+
+  #applySocketFlow(): void {
+    const paused = this.#allPaused || (!this.supports('session_flow') && this.#pausedSessions.size > 0);
+    if (paused) this.#socket.pause();
+    else this.#socket.resume();
   }
 
   async spawn(spec: SpawnSpec): Promise<{ pid: number }> {
@@ -151,14 +188,42 @@ export class PtyHostConnection implements PtyHost {
     return reply.sessions;
   }
 
-  write(sessionId: string, data: Uint8Array): void {
+  write(sessionId: string, data: Uint8Array, onFailed?: (message: string) => void): void {
+    const watch = onFailed && this.supports('write_failures');
     for (let offset = 0; offset < data.byteLength; offset += MAX_BODY_BYTES) {
-      this.#send({ t: 'write', sessionId, data: data.subarray(offset, offset + MAX_BODY_BYTES) });
+      const part = data.subarray(offset, offset + MAX_BODY_BYTES);
+      if (!watch) {
+        this.#send({ t: 'write', sessionId, data: part });
+        continue;
+      }
+      const wid = this.#nextWid++;
+      this.#watchedWrites.set(wid, onFailed);
+      if (this.#watchedWrites.size > MAX_WATCHED_WRITES) this.#watchedWrites.delete(this.#watchedWrites.keys().next().value!);
+      this.#send({ t: 'write', sessionId, data: part, wid });
     }
   }
 
-  resize(sessionId: string, cols: number, rows: number): void {
-    this.#send({ t: 'resize', sessionId, cols, rows });
+  /**
+   * `done` hears the host's answer as it is read, before any event behind it (see PtyHost.resize); a
+   * host without `resize_reply` is not asked, and `done` is called at once.
+   */
+  resize(sessionId: string, cols: number, rows: number, done: (error?: string) => void = () => undefined): void {
+    if (!this.supports('resize_reply')) {
+      this.#send({ t: 'resize', sessionId, cols, rows });
+      done();
+      return;
+    }
+    if (this.#ended) {
+      done(this.#endedMessage());
+      return;
+    }
+    const rid = this.#nextRid++;
+    const timer = setTimeout(() => {
+      this.#resizes.delete(rid);
+      done(`the PTY host did not answer within ${this.#requestTimeoutMs} ms`);
+    }, this.#requestTimeoutMs);
+    this.#resizes.set(rid, { done, timer });
+    this.#send({ t: 'resize', rid, sessionId, cols, rows });
   }
 
   kill(sessionId: string, signal?: string): void {
@@ -224,6 +289,7 @@ export class PtyHostConnection implements PtyHost {
         this.#hostPid = msg.pid;
         this.#epoch = msg.epoch ?? null;
         this.#confinement = msg.confinement;
+        this.#features = new Set(msg.features ?? []);
         this.#greet?.resolve();
         this.#greet = undefined;
         return;
@@ -233,6 +299,20 @@ export class PtyHostConnection implements PtyHost {
       case 'exit':
         this.#notify((l) => l.onExit(msg.sessionId, { exitCode: msg.exitCode, signal: msg.signal }, msg.n));
         return;
+      case 'resized': {
+        const pending = this.#resizes.get(msg.rid);
+        if (!pending) return; // already timed out
+        this.#resizes.delete(msg.rid);
+        clearTimeout(pending.timer);
+        pending.done(msg.error);
+        return;
+      }
+      case 'write_failed': {
+        const onFailed = this.#watchedWrites.get(msg.wid);
+        this.#watchedWrites.delete(msg.wid);
+        onFailed?.(msg.message);
+        return;
+      }
       default:
         this.#settle(msg);
     }
@@ -281,6 +361,12 @@ export class PtyHostConnection implements PtyHost {
       reject(new PtyHostError('spawn_failed', message));
     }
     this.#pending.clear();
+    const resizes = [...this.#resizes.values()];
+    this.#resizes.clear();
+    for (const { done, timer } of resizes) {
+      clearTimeout(timer);
+      done(message);
+    }
   }
 
   #endedMessage(): string {

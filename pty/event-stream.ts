@@ -2,8 +2,9 @@
 // (`events`) and are held, in order, while none has: output printed while no router listens
 // is delivered when one comes back. Each is numbered and kept until a router acknowledges it
 // (`ack`), so what a killed router had received but not logged is sent again to the next one
-// (docs/protocol.md §3.4). And the one rule every PTY follows: paused while nobody receives, or
-// while some receiver's socket is full.
+// (docs/protocol.md §3.4). And the flow rules every PTY follows: all are paused while nobody
+// receives, or while some receiver's socket is full; one is paused while a receiver holds it
+// (`flow`: the router is behind on that session alone, docs/protocol.md §9.3).
 
 import type { Logger, PtyExit, PtySessionInfo } from '../src/ports.ts';
 import type { Connection } from './connection.ts';
@@ -36,7 +37,9 @@ interface Unacked {
 
 export class EventStream {
   readonly #log: Logger;
-  readonly #onFlow: (paused: boolean) => void;
+  readonly #onFlow: () => void;
+  /** Sessions some connection holds paused, and which connections do. */
+  readonly #holds = new Map<string, Set<Connection>>();
   readonly #subscribers = new Set<Connection>();
   /** Subscribers whose socket buffer is full. */
   readonly #congested = new Set<Connection>();
@@ -54,8 +57,11 @@ export class EventStream {
   #batchTimer: ReturnType<typeof setTimeout> | undefined;
   #paused = true;
 
-  /** `onFlow` hears every change of whether PTYs must be paused (they must, at first). */
-  constructor(log: Logger, onFlow: (paused: boolean) => void, epoch: string) {
+  /**
+   * `onFlow` hears every change of which PTYs must be paused (all must, at first): then ask
+   * sessionPaused() of each. `epoch` names this host process for its event numbers.
+   */
+  constructor(log: Logger, onFlow: () => void, epoch: string) {
     this.#log = log;
     this.#onFlow = onFlow;
     this.#epoch = epoch;
@@ -107,7 +113,38 @@ export class EventStream {
   closed(conn: Connection): void {
     this.#subscribers.delete(conn);
     this.#congested.delete(conn);
-    this.#updateFlow();
+    let released = false;
+    for (const [sessionId, holders] of this.#holds) {
+      if (!holders.delete(conn)) continue;
+      if (holders.size === 0) this.#holds.delete(sessionId);
+      released = true;
+    }
+    if (!this.#updateFlow() && released) this.#onFlow();
+  }
+
+  /** The connection holds the session's PTY paused (`paused`), or lets it go. */
+  hold(conn: Connection, sessionId: string, paused: boolean): void {
+    let holders = this.#holds.get(sessionId);
+    if (paused) {
+      if (!holders) this.#holds.set(sessionId, (holders = new Set()));
+      if (holders.has(conn)) return;
+      holders.add(conn);
+    } else {
+      if (!holders?.delete(conn)) return;
+      if (holders.size === 0) this.#holds.delete(sessionId);
+    }
+    this.#log.log('debug', paused ? 'session output paused' : 'session output resumed', { sessionId });
+    this.#onFlow();
+  }
+
+  /** Whether this session's PTY must not be read now (all are paused, or a receiver holds it). */
+  sessionPaused(sessionId: string): boolean {
+    return this.#paused || this.#holds.has(sessionId);
+  }
+
+  /** Whether any PTY is paused, for whatever reason. */
+  get anyPaused(): boolean {
+    return this.#paused || this.#holds.size > 0;
   }
 
   output(sessionId: string, chunk: Buffer): void {
@@ -122,6 +159,7 @@ export class EventStream {
   /** The session ended: after the rest of its output, its exit. */
   exit(info: PtySessionInfo, exit: PtyExit): void {
     this.#flush(info.sessionId);
+    this.#holds.delete(info.sessionId);
     if (this.#subscribers.size === 0) this.#unreported.set(info.sessionId, { ...info });
     this.#emit({ t: 'exit', sessionId: info.sessionId, ...exit });
   }
@@ -167,11 +205,13 @@ export class EventStream {
     this.#log.log('warn', 'no router acknowledges events: the oldest are no longer kept for a resend', { events: gone.length, through: gone.at(-1)?.n });
   }
 
-  #updateFlow(): void {
+  /** True when it told onFlow of a change. */
+  #updateFlow(): boolean {
     const paused = this.#subscribers.size === 0 || this.#congested.size > 0;
-    if (paused === this.#paused) return;
+    if (paused === this.#paused) return false;
     this.#paused = paused;
     this.#log.log('debug', paused ? 'output paused' : 'output resumed', { subscribers: this.#subscribers.size, congested: this.#congested.size });
-    this.#onFlow(paused);
+    this.#onFlow();
+    return true;
   }
 }

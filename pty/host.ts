@@ -13,7 +13,7 @@ import { EventStream } from './event-stream.ts';
 import { UNCONFINED, type Confinement } from './confine.ts';
 import { preflight, sizeProblem } from './preflight.ts';
 import { isAlive, signalSession } from './process-tree.ts';
-import { PROTOCOL_VERSION, PtyHostError, encodeFrame, type HostMessage, type Request } from './protocol.ts';
+import { HOST_FEATURES, PROTOCOL_VERSION, PtyHostError, encodeFrame, type HostMessage, type Request } from './protocol.ts';
 
 /** How often a paused host looks for sessions whose process is gone (see #resumeReaped). */
 const REAP_POLL_MS = 20;
@@ -55,7 +55,7 @@ export class PtyHostServer {
     this.#log = log;
     this.#confinement = confinement;
     this.#backends = new Map(backends.map((b) => [b.name, b]));
-    this.#events = new EventStream(log, (paused) => this.#setPaused(paused), this.epoch);
+    this.#events = new EventStream(log, () => this.#applyFlow(), this.epoch);
   }
 
   get backendNames(): string[] {
@@ -93,7 +93,7 @@ export class PtyHostServer {
     });
     this.#connections.add(conn);
     conn.log.log('info', 'connection accepted');
-    conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid, epoch: this.epoch, backends: this.backendNames, confinement: this.#confinement.report }));
+    conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid, epoch: this.epoch, backends: this.backendNames, confinement: this.#confinement.report, features: [...HOST_FEATURES] }));
   }
 
   /**
@@ -129,10 +129,15 @@ export class PtyHostServer {
         this.#events.ack(req.sessionId, req.n);
         return;
       case 'write':
-        this.#session(conn, req.sessionId, 'write')?.pty.write(Buffer.from(req.data.buffer, req.data.byteOffset, req.data.byteLength));
+        this.#write(conn, req.sessionId, req.data, req.wid);
         return;
-      case 'resize':
-        this.#resize(conn, req.sessionId, req.cols, req.rows);
+      case 'resize': {
+        const error = this.#resize(conn, req.sessionId, req.cols, req.rows);
+        if (req.rid !== undefined) conn.send(encodeFrame(error === undefined ? { t: 'resized', rid: req.rid } : { t: 'resized', rid: req.rid, error }));
+        return;
+      }
+      case 'flow':
+        this.#events.hold(conn, req.sessionId, req.paused);
         return;
       case 'kill':
         this.#kill(conn, req.sessionId, req.signal ?? 'SIGHUP');
@@ -211,13 +216,9 @@ export class PtyHostServer {
         void this.#ended(session, signal ? { exitCode: null, signal } : { exitCode, signal: null });
       }),
     );
-    // Multiplexer clients start paused (see spawnClient): they read once wired, unless all are paused.
-    if (this.#events.paused) {
-      pty.pause();
-      this.#startReapPoll();
-    } else {
-      pty.resume();
-    }
+    // Multiplexer clients start paused (see spawnClient): they read once wired, unless paused here.
+    this.#flow(session);
+    if (this.#events.sessionPaused(sessionId)) this.#startReapPoll();
   }
 
   /** The session's PTY ended: the program exited, or a multiplexer client left (attach again, or the session is over). */
@@ -281,20 +282,43 @@ export class PtyHostServer {
     }
   }
 
-  #resize(conn: Connection, sessionId: string, cols: number, rows: number): void {
-    const session = this.#session(conn, sessionId, 'resize');
-    if (!session) return;
-    const problem = sizeProblem(cols, rows);
-    if (problem) {
-      conn.log.log('warn', 'resize ignored', { sessionId, reason: problem });
+  /**
+   * Why a session's PTY cannot take input or a size now, or undefined when it can: gone from the
+   * host, or its process (a multiplexer's client) already reaped, so nobody would ever read it.
+   */
+  #unwritable(session: Session | undefined): string | undefined {
+    if (!session) return 'the session is not running on the PTY host (it has ended)';
+    if (session.reaped || !isAlive(session.pty.pid)) return 'the process of the session has exited';
+    return undefined;
+  }
+
+  #write(conn: Connection, sessionId: string, data: Uint8Array, wid: number | undefined): void {
+    const session = this.#sessions.get(sessionId);
+    const problem = this.#unwritable(session);
+    if (problem === undefined) {
+      session!.pty.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
       return;
     }
+    conn.log.log('debug', 'write refused', { sessionId, reason: problem });
+    if (wid !== undefined) conn.send(encodeFrame({ t: 'write_failed', sessionId, wid, message: `input not written: ${problem}` }));
+  }
+
+  /** Applies a size; returns why it could not. */
+  #resize(conn: Connection, sessionId: string, cols: number, rows: number): string | undefined {
+    const session = this.#sessions.get(sessionId);
+    const problem = this.#unwritable(session) ?? sizeProblem(cols, rows);
+    if (problem) {
+      conn.log.log('warn', 'resize refused', { sessionId, reason: problem });
+      return problem;
+    }
     try {
-      session.pty.resize(cols, rows);
-      session.info.cols = cols;
-      session.info.rows = rows;
+      session!.pty.resize(cols, rows);
+      session!.info.cols = cols;
+      session!.info.rows = rows;
+      return undefined;
     } catch (err) {
       conn.log.log('warn', 'resize failed', { sessionId, err });
+      return `the PTY refused the size: ${err instanceof Error ? err.message : String(err)}`;
     }
   }
 
@@ -312,14 +336,16 @@ export class PtyHostServer {
     });
   }
 
-  /** The EventStream's verdict: every PTY pauses, or reads again. */
-  #setPaused(paused: boolean): void {
-    for (const session of this.#sessions.values()) {
-      if (!paused) session.pty.resume();
-      else if (!session.reaped) session.pty.pause();
-    }
-    if (paused) this.#startReapPoll();
+  /** The EventStream's verdict, applied to each PTY: paused (all, or the ones held), or reading. */
+  #applyFlow(): void {
+    for (const session of this.#sessions.values()) this.#flow(session);
+    if (this.#events.anyPaused) this.#startReapPoll();
     else this.#stopReapPoll();
+  }
+
+  #flow(session: Session): void {
+    if (this.#events.sessionPaused(session.info.sessionId) && !session.reaped) session.pty.pause();
+    else session.pty.resume();
   }
 
   #startReapPoll(): void {

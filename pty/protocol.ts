@@ -46,6 +46,17 @@ const SessionInfoSchema = v.object({ sessionId: id, backend: v.string(), pid: in
 
 const spawnErrorCodes = ['not_found', 'bad_cwd', 'exists', 'backend_unavailable', 'spawn_failed'] as const satisfies readonly PtySpawnError['code'][];
 
+/**
+ * What a host can do beyond protocol 2's first form, named in its `hello` (docs/protocol.md §9.2).
+ * A router sends the requests below only to a host that names them, so hosts and routers of
+ * different releases still talk (a multiplexer host outlives a router upgrade).
+ * - `session_flow`: `flow {sessionId, paused}` pauses one session's PTY.
+ * - `resize_reply`: a `resize` with a `rid` is answered with `resized {rid, error?}`.
+ * - `write_failures`: a `write` with a `wid` that cannot be written is answered with `write_failed`.
+ */
+export const HOST_FEATURES = ['session_flow', 'resize_reply', 'write_failures'] as const;
+export type HostFeature = (typeof HOST_FEATURES)[number];
+
 /** Router → host. */
 export const RequestSchema = v.variant('t', [
   v.object({ t: v.literal('spawn'), rid, spec: SpawnSpecSchema }),
@@ -56,9 +67,13 @@ export const RequestSchema = v.variant('t', [
   v.object({ t: v.literal('events'), resume: v.optional(v.object({ epoch: v.string(), after: v.record(v.string(), int) })) }),
   // The router has logged the session's events up to `n`: the host forgets them.
   v.object({ t: v.literal('ack'), sessionId: id, n: int }),
-  v.object({ t: v.literal('write'), sessionId: id, data: body }),
-  v.object({ t: v.literal('resize'), sessionId: id, cols: int, rows: int }),
+  // `wid`: answer with write_failed if these bytes cannot be written (feature write_failures).
+  v.object({ t: v.literal('write'), sessionId: id, data: body, wid: v.optional(rid) }),
+  // `rid`: answer with `resized` once applied or refused (feature resize_reply).
+  v.object({ t: v.literal('resize'), sessionId: id, cols: int, rows: int, rid: v.optional(rid) }),
   v.object({ t: v.literal('kill'), sessionId: id, signal: v.optional(v.string()) }),
+  // This connection holds one session's PTY paused, or lets it go (feature session_flow).
+  v.object({ t: v.literal('flow'), sessionId: id, paused: v.boolean() }),
 ]);
 
 /**
@@ -75,10 +90,14 @@ export const HostMessageSchema = v.variant('t', [
     epoch: v.optional(v.string()),
     // Absent from hosts older than this field: they run sessions unconfined.
     confinement: v.optional(v.object({ user: v.nullable(v.string()), sandbox: v.picklist(['none', 'bwrap']) })),
+    // Absent from hosts older than this field: none of HOST_FEATURES. Unknown names are kept, not refused.
+    features: v.optional(v.array(v.string())),
   }),
   v.object({ t: v.literal('spawned'), rid, pid: int }),
   v.object({ t: v.literal('listed'), rid, sessions: v.array(SessionInfoSchema) }),
   v.object({ t: v.literal('failed'), rid, code: v.picklist(spawnErrorCodes), message: v.string() }),
+  v.object({ t: v.literal('resized'), rid, error: v.optional(v.string()) }),
+  v.object({ t: v.literal('write_failed'), sessionId: id, wid: rid, message: v.string() }),
   // `n`: the event's number in this host (epoch), for `ack` and `resume`.
   v.object({ t: v.literal('data'), sessionId: id, n: v.optional(int), data: body }),
   v.object({ t: v.literal('exit'), sessionId: id, n: v.optional(int), exitCode: v.nullable(int), signal: v.nullable(int) }),

@@ -34,6 +34,24 @@ export const ERROR_TABLE: Record<BindingCode, CodeInfo> = {
   REPLAY_OUT_OF_RANGE: { a2aCode: -32600, a2aName: 'ReplayOutOfRange', http: 400, close: 4400, retryable: false },
 };
 
+/**
+ * PTY-level errors (pty-extensions-v1 §5, docs/protocol.md §7.4): sent as a `pty.session_frame` of
+ * kind `Error` with `code` and `message`, to the connection concerned; the connection stays open.
+ * They are the extension's, not A2A errors, so they carry no `a2a_error`.
+ */
+export type PtyErrorCode = 'PTY_WRITE_FAILED' | 'PTY_RESIZE_FAILED' | 'PTY_OUTPUT_LAGGED' | 'KEYFRAME_UNAVAILABLE';
+
+/** A PTY-level error as a value: a handler throws it, the connection sends it as a `pty.session_frame` Error. */
+export class PtyError extends Error {
+  constructor(
+    readonly code: PtyErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PtyError';
+  }
+}
+
 /** The reason of a pre-A2A-named error is the binding code itself (docs/protocol.md §7.1). */
 const A2A_REASON: Partial<Record<BindingCode, string>> = {
   TASK_NOT_FOUND: 'TASK_NOT_FOUND',

@@ -9,6 +9,7 @@ export const COUNTERS = {
   pty_output_bytes_total: { help: 'Bytes the PTYs printed', labels: [] },
   replay_requests_total: { help: 'Joins with replay_from, by result', labels: ['result'] },
   lagged_clients_total: { help: 'Times a client fell behind and had Output dropped (PTY_OUTPUT_LAGGED)', labels: [] },
+  flow_pauses_total: { help: 'Times flow control paused PTY output, by what fell behind: screen, log or clients (one session), all_screens or all_log (every session)', labels: ['cause'] },
   keyframes_total: { help: 'Keyframes produced, by occasion', labels: ['occasion'] },
   upgrade_rejections_total: { help: 'Attach upgrades refused before the upgrade, by HTTP status', labels: ['status'] },
 } as const satisfies Record<string, { help: string; labels: readonly string[] }>;

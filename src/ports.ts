@@ -69,8 +69,17 @@ export interface PtySpawnError {
 export interface PtyHost {
   /** Starts a process on a new PTY. Resolves with its pid or rejects with a PtySpawnError. */
   spawn(spec: SpawnSpec): Promise<{ pid: number }>;
-  write(sessionId: string, data: Uint8Array): void;
-  resize(sessionId: string, cols: number, rows: number): void;
+  /**
+   * Queues input for the session's PTY. `onFailed` hears (once, later) when the host could not
+   * write it: the session or its process is gone (docs/protocol.md §9.2, `write_failed`).
+   */
+  write(sessionId: string, data: Uint8Array, onFailed?: (message: string) => void): void;
+  /**
+   * Applies a size. `done` hears whether the host applied it (no argument) or why not (a message for
+   * the client), synchronously as the answer is read, so before any event the host sent after it:
+   * the Resize frame is numbered right where the size took effect, ahead of the program's redraw.
+   */
+  resize(sessionId: string, cols: number, rows: number, done?: (error?: string) => void): void;
   /**
    * Ends the session: the signal (default SIGHUP) to every process of it, SIGKILL to whatever
    * is left a moment later, and for a multiplexer session the multiplexer's session too.
@@ -93,9 +102,14 @@ export interface PtyHost {
   ack(sessionId: string, n: number): void;
   /** The connected host's id for its event numbers; null when none is connected, or it does not number them. */
   readonly epoch: string | null;
-  /** Flow control: stop reading session events (the host pauses its PTYs meanwhile) and start again. */
+  /** Flow control for every session: stop reading session events (the host pauses its PTYs meanwhile) and start again. */
   pauseEvents(): void;
   resumeEvents(): void;
+  /**
+   * Flow control for one session: the host stops reading its PTY (its program blocks on output)
+   * until it is resumed; other sessions flow on (docs/architecture.md, "Router flow control").
+   */
+  pauseSession(sessionId: string, paused: boolean): void;
   close(): Promise<void>;
 }
 

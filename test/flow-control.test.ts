@@ -19,7 +19,7 @@ function slowConsumer(host: PtyHost): PtyHost {
   return {
     spawn: (spec) => host.spawn(spec),
     write: (id, data) => host.write(id, data),
-    resize: (id, cols, rows) => host.resize(id, cols, rows),
+    resize: (id, cols, rows, done) => host.resize(id, cols, rows, done),
     kill: (id, signal) => host.kill(id, signal),
     list: () => host.list(),
     startEvents: (resume) => host.startEvents(resume),
@@ -29,6 +29,7 @@ function slowConsumer(host: PtyHost): PtyHost {
     },
     pauseEvents: () => host.pauseEvents(),
     resumeEvents: () => host.resumeEvents(),
+    pauseSession: (id, paused) => host.pauseSession(id, paused),
     close: () => host.close(),
     subscribe: (listener) =>
       host.subscribe({

@@ -227,7 +227,14 @@ export class PtyClient extends Emitter<PtyClientEvents> {
       }
       case 'Error':
         if (p.code === 'PTY_OUTPUT_LAGGED') this.cursor.lost();
-        return this.emit('error', { code: p.code, message: p.message ?? p.code, source: 'pty', requestId: msg.id });
+        this.emit('error', { code: p.code, message: p.message ?? p.code, source: 'pty', requestId: msg.id });
+        // The join's Keyframe could not be cut (docs/protocol.md §7.4): the join is done all the
+        // same, and the screen is repainted from the next Keyframe.
+        if (p.code === 'KEYFRAME_UNAVAILABLE' && msg.id === this.joinId) {
+          this.cursor.lost();
+          this.joined();
+        }
+        return;
     }
   }
 

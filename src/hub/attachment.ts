@@ -1,7 +1,7 @@
 // One WebSocket's side of the binding: decode a frame, call the session, encode what comes back.
 // Frames are handled strictly in arrival order, so an input right after a join waits for the join.
 import type { Principal } from '../auth/principal.ts';
-import { BindingError, errorPayload, toBindingError } from '../errors.ts';
+import { BindingError, errorPayload, PtyError, toBindingError } from '../errors.ts';
 import { uuidv7 } from '../ids.ts';
 import { decodeInputFrame } from '../protocol/binary.ts';
 import { decodeClientFrame, parsePayload, type ClientEnvelope } from '../protocol/envelope.ts';
@@ -228,6 +228,11 @@ export class Attachment {
   }
 
   private fail(id: string | null, e: unknown): void {
+    if (e instanceof PtyError) {
+      const sequence = this.member?.lastSequence ?? this.session?.currentSequence ?? 0;
+      this.conn.sendText(unicast.ptyError(e, sequence, this.hub.deps.clock.now(), id ?? undefined));
+      return;
+    }
     const err = toBindingError(e);
     if (err.code === 'INTERNAL') this.logger.log('error', 'frame handler failed', { error: String(e) });
     if (err.fatal) this.fatal(id, err);

@@ -33,11 +33,11 @@ export function clientOps(c: OpsConnection): Record<string, Handler> {
       const { data } = parsePayload(P.SessionInput, f);
       const bytes = base64ToBytes(data);
       if (!bytes) throw new BindingError('INVALID_REQUEST', 'payload.data must be base64 (RFC 4648 §4, padded)');
-      s.input(c.requireMember(), bytes);
+      s.input(c.requireMember(), bytes, f.id);
     },
     'pty.session_resize': (s, f) => {
       const { cols, rows } = parsePayload(P.SessionResize, f);
-      s.resize(c.requireMember(), cols, rows);
+      return s.resize(c.requireMember(), cols, rows);
     },
     'pty.request_role': (s, f) => s.requestRole(c.requireMember(), parsePayload(P.RequestRole, f).role, f.id),
     'pty.request_keyframe': (s, f) => {

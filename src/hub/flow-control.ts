@@ -1,10 +1,12 @@
 // Router-side flow control. PTY output goes to consumers that run behind the router's thread: the
 // screen emulators (they parse asynchronously, and @xterm/headless throws data away past 50 MB)
 // and the store's log writer (it commits from a worker thread). A router slower than its PTYs
-// would queue in them without bound, so each consumer has a watermark, and the hub stops reading
-// PTY events while any of them is past its high mark (the host then pauses its PTYs) and reads
-// again once all are back under their low marks. Nothing is dropped.
+// would queue in them without bound, so each consumer has a watermark, and a gate holds the PTY
+// output while any of them is past its high mark and lets it go once all are back under their low
+// marks: per session (session-flow.ts; the host pauses that PTY alone) and, as a backstop, for all
+// (the hub stops reading PTY events, the host pauses every PTY). Nothing is dropped.
 import type { Screen } from '../ports.ts';
+import type { Backlog } from './log-ledger.ts';
 
 /** Bytes handed to one consumer and not done yet, with hysteresis between `high` and `low`. */
 export class Watermark {
@@ -49,17 +51,37 @@ export class FlowGate {
   }
 }
 
-/** The screen, with each write counted in until its emulator reports the bytes parsed. */
-export function accountedScreen(screen: Screen, backlog: Watermark): Screen {
+/**
+ * The screen `make` builds (handed the parse callback), with each write counted in until its
+ * emulator reports the bytes parsed; a disposed screen's unparsed bytes are counted out, since
+ * its emulator will not report them.
+ */
+export function accountedScreen(make: (onParsed: (bytes: number) => void) => Screen, backlog: Backlog): Screen {
+  let pending = 0;
+  let disposed = false;
+  const screen = make((bytes) => {
+    if (disposed) return;
+    pending -= bytes;
+    backlog.done(bytes);
+  });
   return {
     write(data, sequence) {
-      backlog.add(data.byteLength);
+      if (!disposed) {
+        pending += data.byteLength;
+        backlog.add(data.byteLength);
+      }
       screen.write(data, sequence);
     },
     resize: (cols, rows, sequence) => screen.resize(cols, rows, sequence),
     snapshot: () => screen.snapshot(),
     snapshotNow: () => screen.snapshotNow(),
     backlog: () => screen.backlog(),
-    dispose: () => screen.dispose(),
+    dispose: () => {
+      screen.dispose();
+      if (disposed) return;
+      disposed = true;
+      if (pending > 0) backlog.done(pending);
+      pending = 0;
+    },
   };
 }

@@ -1,7 +1,8 @@
 // A member's flushes (docs/protocol.md §6): the join's (live or of an ended session), a requested
 // Keyframe and a lagged member's repaint. Each holds the member's live frames while it reads,
 // then releases them after the Keyframe, so replay + live never skip or repeat a frame.
-import { BindingError } from '../errors.ts';
+import { PtyError } from '../errors.ts';
+import type { ScreenSnapshot } from '../ports.ts';
 import type { JoinSession } from '../protocol/pty-payloads.ts';
 import type { HubDeps } from './deps.ts';
 import { checkJoinSpec } from './join-spec.ts';
@@ -59,11 +60,23 @@ async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecisio
 
   const joined = ctx.membershipChanged();
   // Asked for right after the MembershipChanged is numbered, so the anchor is at most that frame.
-  const screen = ctx.screen.snapshot('join')!;
+  const screen = cut(ctx.screen.snapshot('join'));
   const replay = replayFrom === null || replayFrom === undefined ? null : await replayFor(ctx, member, replayFrom, joined.sequence, requestId);
+  const snap = await screen;
+  const last = snap instanceof PtyError ? unicast.ptyError(snap, joined.sequence, clock.now(), requestId) : unicast.keyframe(snap, joined.sequence, clock.now(), requestId);
   // The replay may include frames not yet deliverable to anyone (docs/protocol.md §3.4).
   await ctx.log.deliverable(joined.sequence);
-  member.release(replay ?? [joined], unicast.keyframe(await screen, joined.sequence, clock.now(), requestId));
+  member.release(replay ?? [joined], last);
+}
+
+/**
+ * A Keyframe asked for (a join's, a request's, a lagged member's) that cannot be cut: no screen, or
+ * its emulator failed. The client gets KEYFRAME_UNAVAILABLE in its place (pty-extensions-v1 §5,
+ * docs/protocol.md §7.4) and its held frames flow on.
+ */
+function cut(pending: Promise<ScreenSnapshot> | null): Promise<ScreenSnapshot | PtyError> {
+  if (!pending) return Promise.resolve(new PtyError('KEYFRAME_UNAVAILABLE', 'the session has no screen to cut a Keyframe from'));
+  return pending.catch((e: unknown) => new PtyError('KEYFRAME_UNAVAILABLE', `no Keyframe could be cut: ${e instanceof Error ? e.message : String(e)}`));
 }
 
 /** An ended session can still be read: the frames asked for (at least its Closed), its last screen, goodbye. */
@@ -80,7 +93,8 @@ async function joinEnded(ctx: FlushContext, member: Member, replayFrom: ReplayFr
     await ctx.log.deliverable(last);
     // A retired session's last screen comes back from the log, for this join only.
     await ctx.screen.ensureRebuilt(ctx.lifecycle.record);
-    member.release(frames, unicast.keyframe(await ctx.screen.snapshot('join')!, last, clock.now(), requestId));
+    const snap = await cut(ctx.screen.snapshot('join'));
+    member.release(frames, snap instanceof PtyError ? unicast.ptyError(snap, last, clock.now(), requestId) : unicast.keyframe(snap, last, clock.now(), requestId));
     member.goodbye('session_closed');
   } finally {
     ctx.lifecycle.reading(false);
@@ -90,11 +104,11 @@ async function joinEnded(ctx: FlushContext, member: Member, replayFrom: ReplayFr
 
 /** pty.request_keyframe: a Keyframe for this member only. */
 export async function keyframeFor(ctx: FlushContext, member: Member, requestId: string): Promise<void> {
-  const pending = ctx.screen.snapshot('request');
-  if (!pending) throw new BindingError('INVALID_REQUEST', 'the session has no screen yet: join first');
   member.hold();
-  const snap = await pending;
-  member.release([], unicast.keyframe(snap, member.lastSequence, ctx.deps.clock.now(), requestId), snap.anchor);
+  const snap = await cut(ctx.screen.snapshot('request'));
+  const now = ctx.deps.clock.now();
+  if (snap instanceof PtyError) member.release([], unicast.ptyError(snap, member.lastSequence, now, requestId));
+  else member.release([], unicast.keyframe(snap, member.lastSequence, now, requestId), snap.anchor);
 }
 
 /** A lagged member's socket drained: tell it what it lost, then repaint it (docs/protocol.md §6.4). */
@@ -102,8 +116,14 @@ export async function recoverLagged(ctx: FlushContext, member: Member): Promise<
   if (!ctx.screen.exists || !ctx.members.has(member)) return;
   member.hold();
   ctx.deps.metrics.inc('lagged_clients_total');
-  const snap = await ctx.screen.snapshot('lag')!;
+  const snap = await cut(ctx.screen.snapshot('lag'));
   const { clock } = ctx.deps;
+  if (snap instanceof PtyError) {
+    // Output was dropped and no repaint can follow: the client's screen stays unknown, and it is told.
+    member.sendUnicast(unicast.lagged(member.lastSequence, member.lastSequence, clock.now()));
+    member.release([], unicast.ptyError(snap, member.lastSequence, clock.now()));
+    return;
+  }
   member.sendUnicast(unicast.lagged(snap.anchor, member.lastSequence, clock.now()));
   member.release([], unicast.keyframe(snap, member.lastSequence, clock.now()), snap.anchor);
 }

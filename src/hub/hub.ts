@@ -4,7 +4,7 @@ import type { Principal } from '../auth/principal.ts';
 import { hasScope } from '../auth/principal.ts';
 import type { JoinRights } from './join-spec.ts';
 import { BindingError } from '../errors.ts';
-import type { ClientConnection, ScreenFactory, SessionRecord } from '../ports.ts';
+import type { ClientConnection, ScreenFactory, SessionRecord, Store } from '../ports.ts';
 import type { HubStats } from '../metrics.ts';
 import { A2A_CORE_OPERATIONS } from '../protocol/hello.ts';
 import { Attachment } from './attachment.ts';
@@ -12,28 +12,16 @@ import { auditIdentity, type Peer } from './audit.ts';
 import type { HubDeps } from './deps.ts';
 import { LiveSession } from './live-session.ts';
 import type { Session } from './types.ts';
-import { accountedScreen, FlowGate, Watermark } from './flow-control.ts';
 import { rebuildScreen } from './screen-rebuild.ts';
 import { HostEventLedger } from './host-events.ts';
-
-/** Unparsed output (all sessions) past which the hub stops reading PTY events, and where it reads again. */
-const SCREENS_HIGH_BYTES = 8 * 1024 * 1024;
-const SCREENS_LOW_BYTES = 1024 * 1024;
-/**
- * Log frames waiting for commit, likewise: well under the store's own cap (64 MiB by default,
- * beyond which it drops the oldest), so a disk slower than the PTYs slows them, never loses frames.
- */
-const LOG_HIGH_BYTES = 16 * 1024 * 1024;
-const LOG_LOW_BYTES = 4 * 1024 * 1024;
+import { HubFlow } from './session-flow.ts';
 
 export class SessionHub {
   private readonly byId = new Map<string, LiveSession>();
   private readonly loading = new Map<string, Promise<LiveSession>>();
   private readonly attachments = new Set<Attachment>();
-  private readonly screensBehind: Watermark;
-  private readonly logBehind: Watermark;
-  /** Every session's emulator, with its unparsed bytes counted against the backlog. */
-  private readonly makeScreen: ScreenFactory;
+  /** Flow control: each session's PTY paused alone when its consumers fall behind, all of them past a backstop. */
+  private readonly flow: HubFlow;
   private unsubscribe: (() => void) | null = null;
   private unwatchStore: Array<() => void> = [];
   /** Running while the PTY host is unreachable: when it fires, its sessions are given up. */
@@ -42,15 +30,8 @@ export class SessionHub {
   private readonly hostEvents: HostEventLedger;
 
   constructor(readonly deps: HubDeps) {
-    const gate = new FlowGate((paused) => {
-      deps.logger.log('debug', paused ? 'router behind on PTY output: reading paused' : 'router caught up: reading PTY output again');
-      if (paused) deps.pty.pauseEvents();
-      else deps.pty.resumeEvents();
-    });
-    this.screensBehind = new Watermark(SCREENS_HIGH_BYTES, SCREENS_LOW_BYTES, (behind) => gate.hold('screens', behind));
-    this.logBehind = new Watermark(LOG_HIGH_BYTES, LOG_LOW_BYTES, (behind) => gate.hold('log', behind));
+    this.flow = new HubFlow({ pty: deps.pty, store: deps.store, screens: deps.screens, logger: deps.logger, metrics: deps.metrics, pollMs: deps.config.lag.pollMs });
     this.hostEvents = new HostEventLedger(deps.pty);
-    this.makeScreen = (cols, rows) => accountedScreen(deps.screens(cols, rows, (bytes) => this.screensBehind.done(bytes)), this.screensBehind);
   }
 
   /**
@@ -61,10 +42,15 @@ export class SessionHub {
     this.hostEvents.seed(journaled);
     this.unwatchStore = [
       this.deps.store.onLogLoss((loss) => this.byId.get(loss.sessionId)?.logLost(loss)),
-      this.deps.store.watchQueue({ queued: (bytes) => this.logBehind.add(bytes), settled: (bytes) => this.logBehind.done(bytes) }),
+      this.flow.watchStore(),
     ];
     this.unsubscribe = this.deps.pty.subscribe({
-      onData: (id, data, n) => this.routed(id, n)?.onOutput(data, n),
+      onData: (id, data, n) => {
+        const s = this.routed(id, n);
+        if (!s) return;
+        s.onOutput(data, n);
+        this.flow.output(id);
+      },
       onExit: (id, exit, n) => this.routed(id, n)?.onExit(exit, n),
       onHostLost: (reason) => this.hostLost(reason),
       onHostRestored: () => void this.hostRestored(),
@@ -186,6 +172,7 @@ export class SessionHub {
     this.unsubscribe?.();
     for (const unwatch of this.unwatchStore) unwatch();
     if (this.giveUpTimer) clearTimeout(this.giveUpTimer);
+    this.flow.close();
     if (processesEnd) for (const s of [...this.byId.values()]) s.terminate('instance_terminated', 'server shutdown', 'server_shutdown');
     for (const a of [...this.attachments]) a.goodbye('server_shutdown');
     await this.deps.store.flush();
@@ -251,18 +238,23 @@ export class SessionHub {
     if (!rec) throw new Error('no such session');
     // A running session this router did not start gets its screen back from the log; an ended
     // one only for a join, and is not kept (see LiveSession's `retire`).
-    const screen = rec.state === 'running' ? await rebuildScreen(store, rec, this.makeScreen) : null;
+    // Only a session that may still run gets a flow gate (an ended one loaded for a read has no PTY).
+    const flow: { makeScreen: ScreenFactory; store: Store } =
+      rec.state === 'closed' ? { makeScreen: this.deps.screens, store } : this.flow.session(sessionId, () => [...(this.byId.get(sessionId)?.members.all() ?? [])].map((m) => m.queued));
+    const screen = rec.state === 'running' ? await rebuildScreen(store, rec, flow.makeScreen) : null;
     const numbers = await store.sequenceState(sessionId);
     // Numbers the router before us may have handed out and the log lacks (docs/protocol.md §3.4).
     const hole = rec.state !== 'closed' && numbers.ceiling > numbers.stored ? numbers.ceiling - numbers.stored : 0;
-    const s = new LiveSession(this.deps, rec, {
+    const s = new LiveSession({ ...this.deps, store: flow.store }, rec, {
       // An ended session numbers nothing more: its last number is its last frame's.
       numbering: { last: rec.state === 'closed' ? numbers.stored : Math.max(numbers.stored, numbers.ceiling), ceiling: numbers.ceiling },
       skipped: numbers.skipped + hole,
       screen,
-      makeScreen: this.makeScreen,
+      makeScreen: flow.makeScreen,
       retire: (retired) => {
-        if (this.byId.get(retired.id) === retired) this.byId.delete(retired.id);
+        if (this.byId.get(retired.id) !== retired) return;
+        this.byId.delete(retired.id);
+        this.flow.forget(retired.id);
       },
       handled: (handled, n) => this.hostEvents.handled(handled.id, n),
     });

@@ -2,7 +2,7 @@
 // retention, replay reads), the membership (roles, capacity), the lifecycle (the process and its
 // record), the screen (keyframes). This class routes the verbs and PTY events between them; every
 // log frame goes through `emit` (docs/protocol.md §3): numbered and logged, then delivered.
-import { BindingError } from '../errors.ts';
+import { BindingError, PtyError } from '../errors.ts';
 import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
 import type { MembershipLists, TaskStatusUpdatePayload } from '../protocol/server-payloads.ts';
 import type { LogEntry, LogLoss, PtyExit, PtySessionInfo, Screen, ScreenFactory, SessionRecord } from '../ports.ts';
@@ -142,17 +142,33 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     requestRole(this, member, role, requestId);
   }
 
-  input(member: Member, data: Uint8Array): void {
+  /** `requestId`: the frame that carried it, echoed by a PTY_WRITE_FAILED the host may report later (docs/protocol.md §7.4). */
+  input(member: Member, data: Uint8Array, requestId?: string): void {
     this.requireController(member, 'send input');
-    this.deps.pty.write(this.id, data);
+    this.deps.pty.write(this.id, data, (message) => {
+      const err = new PtyError('PTY_WRITE_FAILED', message);
+      if (this.members.has(member)) member.sendUnicast(unicast.ptyError(err, member.lastSequence, this.deps.clock.now(), requestId));
+    });
     this.stream.input(data);
   }
 
-  resize(member: Member, cols: number, rows: number): void {
+  /** Resize is broadcast only once the host applied it; otherwise only the requester hears PTY_RESIZE_FAILED. */
+  resize(member: Member, cols: number, rows: number): Promise<void> {
     this.requireController(member, 'resize');
-    this.deps.pty.resize(this.id, cols, rows);
-    this.events.event(() => this.screen.resize(cols, rows, this.stream.emit({ kind: 'Resize', cols, rows }).sequence));
-    this.lifecycle.resized(cols, rows);
+    return new Promise((resolve, reject) => {
+      this.deps.pty.resize(this.id, cols, rows, (error) => {
+        if (error !== undefined) {
+          reject(new PtyError('PTY_RESIZE_FAILED', `the terminal was not resized to ${cols}x${rows}: ${error}`));
+          return;
+        }
+        // Queued as the answer is read: behind the output before it, ahead of the redraw after it.
+        if (!this.lifecycle.ended) {
+          this.events.event(() => this.screen.resize(cols, rows, this.stream.emit({ kind: 'Resize', cols, rows }).sequence));
+          this.lifecycle.resized(cols, rows);
+        }
+        resolve();
+      });
+    });
   }
 
   // PTY host events.

@@ -49,6 +49,11 @@ export class Member {
     return this.conn.binary;
   }
 
+  /** Bytes queued on its socket and not sent yet (per-session flow control, session-flow.ts). */
+  get queued(): number {
+    return this.conn.bufferedAmount();
+  }
+
   get lagged(): boolean {
     return this.lagTimer !== null;
   }

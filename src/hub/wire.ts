@@ -2,7 +2,7 @@
 // (JSON envelope, base64, PW1O; docs/protocol.md §2, §5.3). Each log frame is encoded once, for the
 // store and every connection; its PW1O form only if a binary connection asks for it.
 import { bytesToBase64 } from '../ids.ts';
-import { errorPayload, type BindingError } from '../errors.ts';
+import { errorPayload, type BindingError, type PtyError } from '../errors.ts';
 import { encodeOutputFrame } from '../protocol/binary.ts';
 import { PTY_FRAME_OP, ptyFrameJson, serverFrame } from '../protocol/frames.ts';
 import type { KeyframePayload, PtyFramePayload } from '../protocol/server-payloads.ts';
@@ -71,6 +71,10 @@ export const unicast = {
   lagged(anchor: number, sequence: number, now: number): string {
     const message = `this connection fell behind; Output up to sequence ${anchor} was dropped for it and the next frame is a Keyframe`;
     return ptyFrameJson({ kind: 'Error', code: 'PTY_OUTPUT_LAGGED', message }, sequence, now);
+  },
+  /** A PTY-level Error (PTY_WRITE_FAILED, PTY_RESIZE_FAILED, KEYFRAME_UNAVAILABLE), echoing the request's id. */
+  ptyError(err: PtyError, sequence: number, now: number, id?: string): string {
+    return ptyFrameJson({ kind: 'Error', code: err.code, message: err.message }, sequence, now, id);
   },
   error(err: BindingError, sequence: number, now: number, id?: string): string {
     return JSON.stringify(serverFrame('Error', errorPayload(err), sequence, now, id));

@@ -44,6 +44,8 @@ export class SupervisedPtyHost implements PtyHost {
   #handle: PtyHostHandle | null = null;
   #closed = false;
   #eventsPaused = false;
+  /** Sessions the hub holds paused: a host connected later is told too. */
+  readonly #pausedSessions = new Set<string>();
 
   /** Connects to the host on the socket (starting one when none listens). */
   static async start(options: SupervisedPtyHostOptions): Promise<SupervisedPtyHost> {
@@ -84,12 +86,16 @@ export class SupervisedPtyHost implements PtyHost {
     return this.#client()?.list() ?? Promise.reject(unreachable());
   }
 
-  write(sessionId: string, data: Uint8Array): void {
-    this.#client()?.write(sessionId, data);
+  write(sessionId: string, data: Uint8Array, onFailed?: (message: string) => void): void {
+    const client = this.#client();
+    if (client) client.write(sessionId, data, onFailed);
+    else onFailed?.('the PTY host is unreachable right now (reconnecting)');
   }
 
-  resize(sessionId: string, cols: number, rows: number): void {
-    this.#client()?.resize(sessionId, cols, rows);
+  resize(sessionId: string, cols: number, rows: number, done?: (error?: string) => void): void {
+    const client = this.#client();
+    if (client) client.resize(sessionId, cols, rows, done);
+    else done?.(unreachable().message);
   }
 
   kill(sessionId: string, signal?: string): void {
@@ -123,6 +129,12 @@ export class SupervisedPtyHost implements PtyHost {
     this.#client()?.resumeEvents();
   }
 
+  pauseSession(sessionId: string, paused: boolean): void {
+    if (paused) this.#pausedSessions.add(sessionId);
+    else this.#pausedSessions.delete(sessionId);
+    this.#client()?.pauseSession(sessionId, paused);
+  }
+
   /** Disconnects and stops reconnecting; the host keeps running. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -152,6 +164,7 @@ export class SupervisedPtyHost implements PtyHost {
       onHostLost: (reason) => this.#lost(handle, reason),
     });
     if (this.#eventsPaused) handle.host.pauseEvents();
+    for (const sessionId of this.#pausedSessions) handle.host.pauseSession(sessionId, true);
   }
 
   #lost(handle: PtyHostHandle, reason: string): void {

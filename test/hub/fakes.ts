@@ -16,6 +16,7 @@ import type {
   PtyHost,
   PtyHostListener,
   PtySessionInfo,
+  QueueListener,
   Screen,
   ScreenSnapshot,
   SessionPatch,
@@ -115,7 +116,7 @@ export class MemoryStore implements Store {
   onLogLoss(): () => void {
     return () => undefined;
   }
-  watchQueue(): () => void {
+  watchQueue(_listener: QueueListener): () => void {
     return () => undefined;
   }
   async flush(): Promise<void> {}
@@ -140,8 +141,9 @@ export class FakePty implements PtyHost {
   write(sessionId: string, data: Uint8Array): void {
     this.writes.push({ sessionId, text: new TextDecoder().decode(data) });
   }
-  resize(_sessionId: string, cols: number, rows: number): void {
+  resize(_sessionId: string, cols: number, rows: number, done?: (error?: string) => void): void {
     this.resizes.push({ cols, rows });
+    done?.();
   }
   kill(sessionId: string, signal?: string): void {
     this.kills.push({ sessionId, signal });
@@ -160,6 +162,7 @@ export class FakePty implements PtyHost {
   }
   pauseEvents(): void {}
   resumeEvents(): void {}
+  pauseSession(): void {}
   async close(): Promise<void> {}
 }
 

@@ -37,7 +37,7 @@ describe('join flush', () => {
     const joining = rig.session.join(second.member, { role: 'observer' }, 1, 'j2');
     await turn();
     await rig.output('three ');
-    rig.session.resize(first.member, 90, 20);
+    await rig.session.resize(first.member, 90, 20);
     await turn();
     expect(second.conn.labels()).toEqual(['RoleAssigned@3']);
     gate.resolve();

@@ -15,7 +15,7 @@ import { ConfigError, type Config } from '../../config.ts';
 import { jsonLogger } from '../../logger.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, PtyHost } from '../../ports.ts';
-import { startRouter, type ServedRouter } from '../../router.ts';
+import { startRouter, type ScreenService, type ServedRouter } from '../../router.ts';
 import { databaseFilePath, readSecretFiles, securePrivateState } from '../../private-files.ts';
 import { confinementFlags } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
@@ -48,6 +48,8 @@ export interface StartOptions {
   onFatal?: (error: Error) => void;
   /** Wraps the replay log's committer (a test makes the database slower than the PTYs with it). */
   decorateLogCommitter?: (committer: LogCommitter) => LogCommitter;
+  /** Wraps the terminal emulators' service (a test stops their worker with it). */
+  decorateScreens?: (screens: ScreenService) => ScreenService;
 }
 
 export async function startServer(settings: Config, opts: StartOptions = {}): Promise<RunningServer> {
@@ -72,7 +74,10 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
     connectPtyHost: () =>
       supervisedPtyHostLink({ runtime: nodePtyHostRuntime, socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel, hostFlags: confinementFlags(config, (p) => resolve(p)) }, opts.decoratePtyHost),
-    startScreens: () => new WorkerScreens(logger),
+    startScreens: () => {
+      const screens = new WorkerScreens(logger);
+      return opts.decorateScreens?.(screens) ?? screens;
+    },
     app: {
       webAssets: bundledWebAssets(logger),
       upgradeWebSocket,

@@ -27,15 +27,36 @@ export class WorkerScreens {
   /** Per screen: bytes sent to the worker and not parsed yet, and who hears of progress. */
   private readonly backlog = new Map<number, { pending: number; onParsed: ((bytes: number) => void) | undefined }>();
 
+  /** Why the worker is gone (it failed or stopped), once it is: no screen can be snapshotted then. */
+  private gone: string | null = null;
+
   constructor(private readonly logger: Logger) {
     this.worker = new Worker(workerEntry('screen-worker'));
     this.worker.unref();
     this.worker.on('message', (m: FromWorker) => this.onMessage(m));
     this.worker.on('error', (e) => {
       this.logger.log('error', 'screen worker failed', { error: String(e) });
-      for (const w of this.waiters.values()) w.reject(e);
-      this.waiters.clear();
+      this.stopped(`the screen worker failed: ${String(e)}`);
     });
+    this.worker.on('exit', (code) => this.stopped(`the screen worker stopped (exit code ${code})`));
+  }
+
+  /**
+   * The emulators are gone with their worker: snapshots fail from now on (the client hears
+   * KEYFRAME_UNAVAILABLE, docs/protocol.md §7.4), and bytes still waiting count as parsed, so
+   * the flow gates (src/hub/session-flow.ts) do not hold PTY output for an emulator that is gone.
+   */
+  private stopped(reason: string): void {
+    if (this.gone !== null) return;
+    this.gone = reason;
+    const error = new Error(reason);
+    for (const w of this.waiters.values()) w.reject(error);
+    this.waiters.clear();
+    for (const backlog of this.backlog.values()) {
+      const pending = backlog.pending;
+      backlog.pending = 0;
+      if (pending > 0) backlog.onParsed?.(pending);
+    }
   }
 
   create(cols: number, rows: number, onParsed?: (bytes: number) => void): Screen {
@@ -48,6 +69,10 @@ export class WorkerScreens {
         // A copy of exactly these bytes, transferred: cloning a view would copy its whole buffer.
         // Not data.slice(): on a Node Buffer that is a view, and transferring its (pooled) buffer
         // would detach bytes other messages still point into.
+        if (this.gone !== null) {
+          backlog.onParsed?.(data.byteLength);
+          return;
+        }
         const copy = new Uint8Array(data);
         backlog.pending += copy.byteLength;
         this.worker.postMessage({ t: 'write', id, data: copy, seq } satisfies ToWorker, [copy.buffer]);
@@ -64,6 +89,7 @@ export class WorkerScreens {
   }
 
   private snapshot(id: number, now: boolean): Promise<ScreenSnapshot> {
+    if (this.gone !== null) return Promise.reject(new Error(this.gone));
     return new Promise<ScreenSnapshot>((resolve, reject) => {
       const req = this.nextReq++;
       this.waiters.set(req, { resolve, reject });
