@@ -120,3 +120,23 @@ export const instanceLeases = sqliteTable('instance_leases', {
   /** Milliseconds since the epoch. */
   expiresAt: integer('expires_at').notNull(),
 });
+
+/**
+ * The instance registry (docs/deployment.md, "A fleet"): every router on this database records
+ * where clients reach it and beats a heartbeat into `last_seen_at`; one whose heartbeat is older
+ * than a few of its own intervals (or that stopped cleanly) is shown unreachable, with its sessions.
+ */
+export const instances = sqliteTable('instances', {
+  instanceId: text('instance_id').primaryKey(),
+  /** The http(s) origin clients reach it at: PTY_WS_PUBLIC_URL, else its listen URL. */
+  baseUrl: text('base_url').notNull(),
+  version: text('version').notNull(),
+  /** ISO-8601 UTC of this router's start. */
+  startedAt: text('started_at').notNull(),
+  /** Milliseconds since the epoch, by the instance's clock: compared with a number. */
+  lastSeenAt: integer('last_seen_at').notNull(),
+  /** Its heartbeat cadence: readers judge staleness by the writer's own interval. */
+  heartbeatMs: integer('heartbeat_ms').notNull(),
+  /** Set by a clean stop (unreachable at once), cleared by the next start. */
+  stoppedAt: integer('stopped_at'),
+});

@@ -8,6 +8,7 @@ import { mergeBySequence, PendingLog } from './pending-log.ts';
 import { sessionLog, sessions } from './schema.ts';
 import { LibsqlShareStore } from './share-store.ts';
 import { LibsqlInstanceLeases } from './instance-leases.ts';
+import { LibsqlInstanceRegistry } from './instance-registry.ts';
 import { storeFault } from './store-fault.ts';
 import { LibsqlTaskStore } from './task-store.ts';
 import { WriteQueue } from './write-queue.ts';
@@ -50,6 +51,8 @@ export class LibsqlStore implements Store {
   readonly shares: LibsqlShareStore;
   /** Which router serves which instance id, written through this store's single writer. */
   readonly leases: LibsqlInstanceLeases;
+  /** The instances sharing this database and their heartbeats (docs/deployment.md), written through the same writer. */
+  readonly instances: LibsqlInstanceRegistry;
   readonly #db: StoreDatabase;
   readonly #logger: Logger | undefined;
   readonly #pending = new PendingLog();
@@ -79,6 +82,7 @@ export class LibsqlStore implements Store {
     this.tasks = new LibsqlTaskStore(db, (queries) => this.#write(queries));
     this.shares = new LibsqlShareStore(db, (queries) => this.#write(queries));
     this.leases = new LibsqlInstanceLeases(db, (queries) => this.#write(queries));
+    this.instances = new LibsqlInstanceRegistry(db, (queries) => this.#write(queries));
   }
 
   async createSession(rec: SessionRecord): Promise<void> {

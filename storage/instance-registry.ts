@@ -1,0 +1,44 @@
+// The instance registry rows behind the `InstanceRegistryStore` port (docs/deployment.md, "A
+// fleet"). Writes go through the store's single writer like every other write; reads are plain
+// selects, so a fleet listing costs two queries however many instances share the database.
+import { asc, eq, getTableColumns } from 'drizzle-orm';
+import type { InstanceRecord, InstanceRegistryStore, SessionRecord } from '../src/ports.ts';
+import { instances, sessions } from './schema.ts';
+import type { BuiltQuery, StoreDatabase } from './db.ts';
+
+const { currentSequence: _currentSequence, ...recordColumns } = getTableColumns(sessions);
+
+export class LibsqlInstanceRegistry implements InstanceRegistryStore {
+  constructor(
+    private readonly db: StoreDatabase,
+    private readonly write: (queries: BuiltQuery[]) => Promise<Array<{ rowsAffected: number }>>,
+  ) {}
+
+  async register(rec: InstanceRecord): Promise<void> {
+    const t = instances;
+    const { instanceId: _id, ...rest } = rec;
+    // The lease (instance-leases.ts) is held by now: no other router writes this row meanwhile.
+    await this.write([this.db.insert(t).values(rec).onConflictDoUpdate({ target: t.instanceId, set: rest })]);
+  }
+
+  async heartbeat(instanceId: string, at: number): Promise<boolean> {
+    const [r] = await this.write([this.db.update(instances).set({ lastSeenAt: at }).where(eq(instances.instanceId, instanceId))]);
+    return (r?.rowsAffected ?? 0) > 0;
+  }
+
+  async stopped(instanceId: string, at: number): Promise<void> {
+    await this.write([this.db.update(instances).set({ stoppedAt: at }).where(eq(instances.instanceId, instanceId))]);
+  }
+
+  list(): Promise<InstanceRecord[]> {
+    return this.db.select().from(instances).orderBy(asc(instances.instanceId));
+  }
+
+  registeredSessions(): Promise<SessionRecord[]> {
+    return this.db
+      .select(recordColumns)
+      .from(sessions)
+      .innerJoin(instances, eq(instances.instanceId, sessions.instanceId))
+      .orderBy(asc(sessions.createdAt), asc(sessions.id));
+  }
+}
