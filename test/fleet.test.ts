@@ -198,8 +198,15 @@ describe('a fleet: sqld, three instances, nginx', () => {
     // The per-instance listing is unchanged: only that instance's sessions.
     const own = await getJson<{ sessions: Array<{ instance_id: string }> }>(`${frontDoor}/agents/alpha/sessions`);
     expect(new Set(own.sessions.map((s) => s.instance_id))).toEqual(new Set(['alpha']));
-    // Without a bearer: refused.
+    // Without a bearer: refused; without a pty scope: forbidden.
     expect((await fetch(`${frontDoor}/sessions`)).status).toBe(401);
+    const key = new TextEncoder().encode(SECRET);
+    const noScope = await signJwt({ sub: 'stranger', scope: 'email' }, key);
+    for (const path of ['/sessions', '/instances']) expect((await fetch(`${frontDoor}${path}`, { headers: { authorization: `Bearer ${noScope}` } })).status).toBe(403);
+    // A bearer restricted to one session sees that one, from any instance.
+    const one = await signJwt({ sub: 'watcher', scope: 'pty:observe', sessions: [sessions.get('alpha')!] }, key);
+    const seen = (await (await fetch(`${instances.get('gamma')!.origin}/sessions`, { headers: { authorization: `Bearer ${one}` } })).json()) as { sessions: FleetSession[] };
+    expect(seen.sessions.map((s) => s.session_id)).toEqual([sessions.get('alpha')]);
 
     const cli = runCli(['sessions', 'list', '--all', '--url', frontDoor, '--token', token], {});
     expect(await cli.exited).toBe(0);
@@ -275,4 +282,10 @@ describe('a fleet: sqld, three instances, nginx', () => {
     type(g, 'echo mark-$FLEET_MARK-$((5*5))\r');
     await g.waitForOutput('mark-kept-25', 15_000);
   }, 90_000);
+
+  it('a clean stop reads unreachable at once, without waiting for the heartbeat to go stale', async () => {
+    await instances.get('beta')!.child.stop();
+    const listed = await fleetInstances(instances.get('alpha')!.origin);
+    expect(Object.fromEntries(listed.map((i) => [i.instance_id, i.reachable]))).toEqual({ alpha: true, beta: false, gamma: true });
+  }, 30_000);
 });
