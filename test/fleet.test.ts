@@ -13,6 +13,7 @@ import { createClient } from '@libsql/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nginxFleetConfig } from '../scripts/nginx-fleet.ts';
 import { PTY_WS_VERSION } from '../src/version.ts';
+import { launchChromium, screenshot, screenText, typeInto, waitForText } from './helpers/browser.ts';
 import { TestClient } from './helpers/client.ts';
 import { endOrphans } from './helpers/leftovers.ts';
 import { freePort, runCli, until, type Child } from './helpers/processes.ts';
@@ -235,6 +236,36 @@ describe('a fleet: sqld, three instances, nginx', () => {
       20_000,
     );
     expect(JSON.stringify(done.artifacts)).toContain('a2a-42');
+  }, 60_000);
+
+  it('the web page behind the front door offers the instances and switches between them', async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await browser.context.newPage();
+      const problems: string[] = [];
+      page.on('pageerror', (e) => problems.push(String(e)));
+      await page.goto(`${frontDoor}/#instance=beta&token=${token}`);
+      await waitForText(page, '#instance-name', /^instance beta$/);
+      await page.waitForSelector(`#session-list li[data-session-id="${sessions.get('beta')}"]`);
+      await page.waitForSelector('#instance-select:not([hidden])');
+      expect(await page.locator('#instance-select option').allTextContents()).toEqual([...IDS]);
+      expect(await page.locator('#instance-select').inputValue()).toBe('beta');
+
+      await page.selectOption('#instance-select', 'alpha');
+      await waitForText(page, '#instance-name', /^instance alpha$/);
+      const row = page.locator(`#session-list li[data-session-id="${sessions.get('alpha')}"]`);
+      await row.waitFor();
+      expect(await page.locator(`#session-list li[data-session-id="${sessions.get('beta')}"]`).count()).toBe(0);
+      await row.locator('a.attach').click();
+      await waitForText(page, '#status', /^live$/);
+      await typeInto(page, 'echo web-$((4*4))');
+      await waitForText(page, '#terminal .xterm-rows', /web-16/);
+      expect(await screenText(page)).toContain('via-door-21');
+      await screenshot(page, 'fleet-web-instances.png');
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
   }, 60_000);
 
   it('SIGKILL of one instance: the others carry on; its sessions turn unreachable once its heartbeat is stale', async () => {
