@@ -27,8 +27,10 @@ export interface Heartbeat {
 /** Registers the instance as started now and beats every `intervalMs`; rejects when the first write fails. */
 export async function startHeartbeat(o: HeartbeatOptions): Promise<Heartbeat> {
   const started = o.clock.now();
+  const owner = crypto.randomUUID();
   const record = (now: number): InstanceRecord => ({
     instanceId: o.instanceId,
+    owner,
     baseUrl: o.baseUrl,
     version: o.version,
     startedAt: new Date(started).toISOString(),
@@ -43,8 +45,9 @@ export async function startHeartbeat(o: HeartbeatOptions): Promise<Heartbeat> {
   const beat = async () => {
     const at = o.clock.now();
     try {
-      // A row someone removed (an operator cleaning the registry) is written again.
-      if (!(await o.store.heartbeat(o.instanceId, at))) await o.store.register(record(at));
+      // A row someone removed (an operator cleaning the registry) is written again; one a later
+      // run of this instance wrote (this router lost its lease and is stopping) is left alone.
+      if (!(await o.store.heartbeat(o.instanceId, owner, at))) await o.store.restore(record(at));
     } catch (e) {
       // The database is away: readers will see this instance unreachable, which it is for them.
       o.logger.log('warn', 'instance heartbeat not recorded', { instance: o.instanceId, error: String(e) });
@@ -60,7 +63,7 @@ export async function startHeartbeat(o: HeartbeatOptions): Promise<Heartbeat> {
       done = true;
       clearInterval(timer);
       await beating;
-      await o.store.stopped(o.instanceId, o.clock.now()).catch((e: unknown) => o.logger.log('warn', 'instance not marked stopped: it turns unreachable when its heartbeat goes stale', { instance: o.instanceId, error: String(e) }));
+      await o.store.stopped(o.instanceId, owner, o.clock.now()).catch((e: unknown) => o.logger.log('warn', 'instance not marked stopped: it turns unreachable when its heartbeat goes stale', { instance: o.instanceId, error: String(e) }));
     },
   };
 }

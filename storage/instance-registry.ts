@@ -1,7 +1,7 @@
 // The instance registry rows behind the `InstanceRegistryStore` port (docs/deployment.md, "A
 // fleet"). Writes go through the store's single writer like every other write; reads are plain
 // selects, so a fleet listing costs two queries however many instances share the database.
-import { asc, eq, getTableColumns } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns } from 'drizzle-orm';
 import type { InstanceRecord, InstanceRegistryStore, SessionRecord } from '../src/ports.ts';
 import { instances, sessions } from './schema.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
@@ -21,13 +21,21 @@ export class LibsqlInstanceRegistry implements InstanceRegistryStore {
     await this.write([this.db.insert(t).values(rec).onConflictDoUpdate({ target: t.instanceId, set: rest })]);
   }
 
-  async heartbeat(instanceId: string, at: number): Promise<boolean> {
-    const [r] = await this.write([this.db.update(instances).set({ lastSeenAt: at }).where(eq(instances.instanceId, instanceId))]);
+  async restore(rec: InstanceRecord): Promise<void> {
+    await this.write([this.db.insert(instances).values(rec).onConflictDoNothing({ target: instances.instanceId })]);
+  }
+
+  async heartbeat(instanceId: string, owner: string, at: number): Promise<boolean> {
+    const [r] = await this.write([this.db.update(instances).set({ lastSeenAt: at }).where(this.#own(instanceId, owner))]);
     return (r?.rowsAffected ?? 0) > 0;
   }
 
-  async stopped(instanceId: string, at: number): Promise<void> {
-    await this.write([this.db.update(instances).set({ stoppedAt: at }).where(eq(instances.instanceId, instanceId))]);
+  async stopped(instanceId: string, owner: string, at: number): Promise<void> {
+    await this.write([this.db.update(instances).set({ stoppedAt: at }).where(this.#own(instanceId, owner))]);
+  }
+
+  #own(instanceId: string, owner: string) {
+    return and(eq(instances.instanceId, instanceId), eq(instances.owner, owner));
   }
 
   list(): Promise<InstanceRecord[]> {

@@ -128,6 +128,11 @@ export const instanceLeases = sqliteTable('instance_leases', {
  */
 export const instances = sqliteTable('instances', {
   instanceId: text('instance_id').primaryKey(),
+  /**
+   * A random token of the router run that wrote the row: beats and the stop mark only touch their
+   * own run's row, so a router that lost its lease cannot mark its successor stopped.
+   */
+  owner: text('owner').notNull(),
   /** The http(s) origin clients reach it at: PTY_WS_PUBLIC_URL, else its listen URL. */
   baseUrl: text('base_url').notNull(),
   version: text('version').notNull(),

@@ -71,7 +71,7 @@ describe('the instance registry', () => {
     const started = now;
     await heartbeat('alpha');
     const first = (await row('alpha'))!;
-    expect(first).toEqual({ instanceId: 'alpha', baseUrl: 'https://door.example', version: '9.9.9', startedAt: new Date(started).toISOString(), lastSeenAt: started, heartbeatMs: INTERVAL, stoppedAt: null });
+    expect(first).toEqual({ instanceId: 'alpha', owner: expect.any(String), baseUrl: 'https://door.example', version: '9.9.9', startedAt: new Date(started).toISOString(), lastSeenAt: started, heartbeatMs: INTERVAL, stoppedAt: null });
     expect(instanceInfo(first, started)).toEqual({
       instance_id: 'alpha',
       base_url: 'https://door.example',
@@ -116,6 +116,19 @@ describe('the instance registry', () => {
     expect(await row('gamma')).toBeUndefined();
     const back = await until(() => row('gamma'), 'the row written again');
     expect(isReachable(back, now)).toBe(true);
+  });
+
+  it("a run that lost its lease leaves its successor's row alone: no beat, no restore, no stop mark", async () => {
+    const old = await heartbeat('delta', 'http://old.example');
+    // Another router took the instance over (it holds the lease now) and registered itself.
+    await heartbeat('delta', 'http://new.example');
+    const successor = (await row('delta'))!;
+    now += 5000;
+    await new Promise((r) => setTimeout(r, INTERVAL * 4));
+    await old.stop();
+    const after = (await row('delta'))!;
+    expect(after).toMatchObject({ owner: successor.owner, baseUrl: 'http://new.example', stoppedAt: null });
+    expect(isReachable(after, now)).toBe(true);
   });
 
   it('the fleet lists the sessions of registered instances only, oldest first', async () => {

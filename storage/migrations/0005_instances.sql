@@ -1,5 +1,6 @@
 CREATE TABLE `instances` (
 	`instance_id` text PRIMARY KEY NOT NULL,
+	`owner` text NOT NULL,
 	`base_url` text NOT NULL,
 	`version` text NOT NULL,
 	`started_at` text NOT NULL,
