@@ -1,17 +1,22 @@
 // The instance registry on a real libSQL file (src/instance-registry.ts over
 // storage/instance-registry.ts): what a heartbeat writes, when an instance reads unreachable, a
 // clean stop, a row removed under a running instance, and which sessions the fleet lists.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@libsql/client';
+import { drizzle } from 'drizzle-orm/libsql';
+import { migrate } from 'drizzle-orm/libsql/migrator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HEARTBEAT_MISSES } from '../src/config.ts';
 import { uuidv7 } from '../src/ids.ts';
 import { instanceInfo, isReachable, startHeartbeat, type Heartbeat } from '../src/instance-registry.ts';
 import type { Logger, SessionRecord } from '../src/ports.ts';
+import { migrationsFolder } from '../storage/migrate.ts';
 import { openStore } from '../storage/open.ts';
+import { sessions } from '../storage/schema.ts';
 import type { LibsqlStore } from '../storage/store.ts';
+import { startSqld } from './helpers/sqld.ts';
 import { until } from './helpers/wait.ts';
 
 const INTERVAL = 50;
@@ -141,4 +146,37 @@ describe('the instance registry', () => {
     expect((await store.instances.registeredSessions()).map((s) => s.id)).toEqual([b.id, a.id]);
     expect(await store.instances.registeredSessions()).toContainEqual(a);
   });
+});
+
+describe('migration 0005_instances', () => {
+  it('a libSQL server database of the previous release, upgraded by five routers at the same moment: each opens, the rows stay', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'pty-ws-upgrade-'));
+    const sqld = await startSqld(root);
+    try {
+      // The migrations before this one, as the previous release shipped them.
+      const journal = JSON.parse(readFileSync(join(migrationsFolder(), 'meta/_journal.json'), 'utf8')) as { entries: Array<{ tag: string }> };
+      const upTo = journal.entries.findIndex((e) => e.tag === '0005_instances');
+      expect(upTo).toBeGreaterThan(0);
+      const previous = join(root, 'previous');
+      mkdirSync(join(previous, 'meta'), { recursive: true });
+      const entries = journal.entries.slice(0, upTo);
+      writeFileSync(join(previous, 'meta/_journal.json'), JSON.stringify({ ...journal, entries }));
+      for (const e of entries) copyFileSync(join(migrationsFolder(), `${e.tag}.sql`), join(previous, `${e.tag}.sql`));
+      const client = createClient({ url: sqld.httpUrl, authToken: sqld.authToken });
+      const db = drizzle(client);
+      await migrate(db, { migrationsFolder: previous });
+      const kept = session('alpha', '2026-12-01T00:00:00.000Z');
+      await db.insert(sessions).values(kept);
+
+      // In one process, so the five really migrate at once: each reads "0003 is the last" first.
+      const stores = await Promise.all(Array.from({ length: 5 }, () => openStore({ url: sqld.httpUrl, authToken: sqld.authToken })));
+      expect(Number((await client.execute('select count(*) as n from __drizzle_migrations')).rows[0]!.n)).toBe(journal.entries.length);
+      expect(await stores[0]!.getSession('alpha', kept.id)).toEqual(kept);
+      await Promise.all(stores.map((s) => s.close()));
+      client.close();
+    } finally {
+      await sqld.stop();
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
