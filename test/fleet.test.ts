@@ -1,17 +1,17 @@
 // A fleet end to end (issue 22, docs/deployment.md): a real libSQL server (sqld), three `pty-ws
 // serve` processes started at the same moment on it, and nginx from Debian in front, configured by
-// scripts/nginx-fleet.ts — all on loopback. Sessions on each instance are reached through the
-// front door by instance path (REST, the WebSocket attach with a header bearer and with a
-// subprotocol bearer, A2A SendMessage), the fleet is listed from every instance, one instance is
-// SIGKILLed (the others carry on, its sessions turn unreachable once its heartbeat is stale) and
-// restarted (it re-adopts its session and beats again).
+// `pty-ws nginx-config` — all on loopback. Sessions on each instance are reached through the front
+// door by instance path (REST, the WebSocket attach with a header bearer and with a subprotocol
+// bearer, A2A SendMessage, the web page's instance picker), the fleet is listed from every
+// instance, one instance is SIGKILLed (the others carry on, its sessions turn unreachable once its
+// heartbeat is stale) and restarted (it re-adopts its session and beats again), another is
+// stopped cleanly (unreachable at once).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@libsql/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nginxFleetConfig } from '../scripts/nginx-fleet.ts';
 import { PTY_WS_VERSION } from '../src/version.ts';
 import { launchChromium, screenshot, screenText, typeInto, waitForText } from './helpers/browser.ts';
 import { TestClient } from './helpers/client.ts';
@@ -153,15 +153,16 @@ describe('a fleet: sqld, three instances, nginx', () => {
     // The version an instance reports is the package's.
     expect(PTY_WS_VERSION).toBe((JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version);
 
-    // The front door, generated for these three.
+    // The front door, generated for these three by `pty-ws nginx-config`.
     const prefix = join(root, 'nginx');
     mkdirSync(prefix);
-    const conf = nginxFleetConfig({
-      listen: new URL(frontDoor).host,
-      instances: started.map((i) => ({ id: i.id, upstream: `127.0.0.1:${i.port}` })),
-      standalone: { prefix, ...(process.getuid?.() === 0 ? { user: 'root' } : {}) },
-    });
-    writeFileSync(join(prefix, 'nginx.conf'), conf);
+    const user = process.getuid?.() === 0 ? ['--user', 'root'] : [];
+    const generate = runCli(['nginx-config', '--standalone', '--prefix', prefix, ...user, '--listen', new URL(frontDoor).host, ...started.map((i) => `${i.id}=127.0.0.1:${i.port}`)], {});
+    const refused = runCli(['nginx-config', '--listen', '8080', 'bad/id=127.0.0.1:1'], {});
+    expect(await generate.exited).toBe(0);
+    expect(await refused.exited).toBe(2);
+    expect(refused.stderr()).toContain('instance id "bad/id"');
+    writeFileSync(join(prefix, 'nginx.conf'), generate.stdout());
     let nginxErr = '';
     nginx = spawn(NGINX, ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-e', join(prefix, 'error.log'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
     nginx.stderr!.on('data', (d: Buffer) => (nginxErr += d.toString()));
