@@ -11,7 +11,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@libsql/client';
+import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FleetSessionList, InstanceList } from '../src/protocol/fleet-info.ts';
+import { SessionList } from '../src/protocol/session-info.ts';
 import { PTY_WS_VERSION } from '../src/version.ts';
 import { launchChromium, screenshot, screenText, typeInto, waitForText } from './helpers/browser.ts';
 import { TestClient } from './helpers/client.ts';
@@ -66,30 +69,16 @@ async function serve(id: Id, dir: string, port = 0): Promise<Instance> {
   return inst;
 }
 
-const auth = { authorization: () => `Bearer ${token}` };
-async function getJson<T>(url: string): Promise<T> {
-  const res = await fetch(url, { headers: { authorization: auth.authorization() } });
+const bearer = () => ({ authorization: `Bearer ${token}` });
+async function getJson(url: string): Promise<unknown> {
+  const res = await fetch(url, { headers: bearer() });
   if (res.status !== 200) throw new Error(`GET ${url}: HTTP ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
+  return res.json();
 }
 
-interface FleetSession {
-  session_id: string;
-  instance_id: string;
-  attach_url: string;
-  state: string;
-  reachable: boolean;
-}
-interface InstanceInfo {
-  instance_id: string;
-  base_url: string;
-  version: string;
-  started_at: string;
-  last_seen_at: string;
-  reachable: boolean;
-}
-const fleetSessions = async (origin: string) => (await getJson<{ sessions: FleetSession[] }>(`${origin}/sessions`)).sessions;
-const fleetInstances = async (origin: string) => (await getJson<{ instances: InstanceInfo[] }>(`${origin}/instances`)).instances;
+// Parsed with the schemas the routes are typed by: a field missing or mistyped fails here.
+const fleetSessions = async (origin: string) => v.parse(FleetSessionList, await getJson(`${origin}/sessions`)).sessions;
+const fleetInstances = async (origin: string) => v.parse(InstanceList, await getJson(`${origin}/instances`)).instances;
 
 async function attach(url: string, how: 'header' | 'subprotocol'): Promise<TestClient> {
   const c =
@@ -106,7 +95,7 @@ const type = (c: TestClient, text: string) => c.send('pty.session_input', { data
 async function rpc(id: Id, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   const res = await fetch(`${frontDoor}/agents/${id}/a2a/jsonrpc`, {
     method: 'POST',
-    headers: { authorization: auth.authorization(), 'content-type': 'application/json' },
+    headers: { ...bearer(), 'content-type': 'application/json' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   const body = (await res.json()) as { result?: Record<string, unknown>; error?: unknown };
@@ -137,6 +126,8 @@ afterAll(async () => {
 
 describe('a fleet: sqld, three instances, nginx', () => {
   it('three instances started at the same moment on a new database all come up, migrated once, registered', async () => {
+    // Meanwhile, as it needs no instance: the generator refuses what nginx could not route.
+    const refused = runCli(['nginx-config', '--listen', '8080', 'bad/id=127.0.0.1:1'], {});
     const started = await Promise.all(IDS.map((id) => serve(id, join(root, id))));
     for (const i of started) expect((await fetch(`${i.origin}/readyz`)).status).toBe(200);
 
@@ -158,7 +149,6 @@ describe('a fleet: sqld, three instances, nginx', () => {
     mkdirSync(prefix);
     const user = process.getuid?.() === 0 ? ['--user', 'root'] : [];
     const generate = runCli(['nginx-config', '--standalone', '--prefix', prefix, ...user, '--listen', new URL(frontDoor).host, ...started.map((i) => `${i.id}=127.0.0.1:${i.port}`)], {});
-    const refused = runCli(['nginx-config', '--listen', '8080', 'bad/id=127.0.0.1:1'], {});
     expect(await generate.exited).toBe(0);
     expect(await refused.exited).toBe(2);
     expect(refused.stderr()).toContain('instance id "bad/id"');
@@ -175,7 +165,7 @@ describe('a fleet: sqld, three instances, nginx', () => {
     for (const id of IDS) {
       const res = await fetch(`${frontDoor}/agents/${id}/sessions`, {
         method: 'POST',
-        headers: { authorization: auth.authorization(), 'content-type': 'application/json' },
+        headers: { ...bearer(), 'content-type': 'application/json' },
         body: JSON.stringify({ label: `on-${id}` }),
       });
       expect(res.status).toBe(201);
@@ -198,7 +188,7 @@ describe('a fleet: sqld, three instances, nginx', () => {
       }
     }
     // The per-instance listing is unchanged: only that instance's sessions.
-    const own = await getJson<{ sessions: Array<{ instance_id: string }> }>(`${frontDoor}/agents/alpha/sessions`);
+    const own = v.parse(SessionList, await getJson(`${frontDoor}/agents/alpha/sessions`));
     expect(new Set(own.sessions.map((s) => s.instance_id))).toEqual(new Set(['alpha']));
     // Without a bearer: refused; without a pty scope: forbidden.
     expect((await fetch(`${frontDoor}/sessions`)).status).toBe(401);
@@ -207,7 +197,7 @@ describe('a fleet: sqld, three instances, nginx', () => {
     for (const path of ['/sessions', '/instances']) expect((await fetch(`${frontDoor}${path}`, { headers: { authorization: `Bearer ${noScope}` } })).status).toBe(403);
     // A bearer restricted to one session sees that one, from any instance.
     const one = await signJwt({ sub: 'watcher', scope: 'pty:observe', sessions: [sessions.get('alpha')!] }, key);
-    const seen = (await (await fetch(`${instances.get('gamma')!.origin}/sessions`, { headers: { authorization: `Bearer ${one}` } })).json()) as { sessions: FleetSession[] };
+    const seen = v.parse(FleetSessionList, await (await fetch(`${instances.get('gamma')!.origin}/sessions`, { headers: { authorization: `Bearer ${one}` } })).json());
     expect(seen.sessions.map((s) => s.session_id)).toEqual([sessions.get('alpha')]);
 
     const cli = runCli(['sessions', 'list', '--all', '--url', frontDoor, '--token', token], {});
@@ -292,7 +282,7 @@ describe('a fleet: sqld, three instances, nginx', () => {
     type(b, 'echo still-$((1+1))\r');
     await b.waitForOutput('still-2', 15_000);
     // gamma's path has no one behind it now.
-    expect((await fetch(`${frontDoor}/agents/gamma/sessions`, { headers: { authorization: auth.authorization() } })).status).toBe(502);
+    expect((await fetch(`${frontDoor}/agents/gamma/sessions`, { headers: bearer() })).status).toBe(502);
   }, 60_000);
 
   it('a restarted instance re-adopts its session and heartbeats again', async () => {
