@@ -1,6 +1,7 @@
 // The AgentCard (docs/protocol.md §10.1), with the extension's live params.
 import type { Config } from '../src/config.ts';
 import { BINDING_URI, EXTENSION_URI } from '../src/protocol/uris.ts';
+import { PTY_WS_VERSION } from '../src/version.ts';
 
 export function agentCard(config: Config, origins: { http: string; ws: string }, authEnforced: boolean, operations: string[]) {
   const endpoint = `${origins.ws}/agents/${encodeURIComponent(config.instanceId)}/sessions/{session_id}/attach`;
@@ -19,7 +20,7 @@ export function agentCard(config: Config, origins: { http: string; ws: string },
   return {
     name: 'pty-ws',
     description: 'Live terminal sessions that people and agents attach to over one WebSocket.',
-    version: '0.1.0',
+    version: PTY_WS_VERSION,
     provider: { organization: 'pty-ws', url: origins.http },
     // The standard bindings first, JSON-RPC preferred (docs/a2a.md): a generic A2A client picks the
     // first it speaks; the pty-ws binding is for attaching to a terminal.

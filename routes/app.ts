@@ -7,6 +7,7 @@ import { agentCard } from './agent-card.ts';
 import { attachHandler } from './attach.ts';
 import type { AppDeps } from './deps.ts';
 import { edgeGuards } from './edge.ts';
+import { fleetRoutes } from './fleet.ts';
 import { requestIsSecure } from './guards.ts';
 import { bearerFromHeader, publicOrigins } from './request.ts';
 import { hasScope } from '../src/auth/principal.ts';
@@ -32,6 +33,7 @@ export function createApp(deps: AppDeps): Hono {
   app.get('/.well-known/agent-card.json', (c) => c.json(agentCard(deps.config, publicOrigins(c, deps.config, deps.localPort(c), requestIsSecure(c, deps.config)), deps.auth.enforced, deps.hub.supportedOperations())));
   app.get('/agents/:instance_id/sessions/:session_id/attach', attachHandler(deps));
   app.route('/agents/:instance_id/sessions', sessionRoutes(deps));
+  app.route('/', fleetRoutes(deps));
   a2aJsonRpcRoute(app, deps);
   a2aRestRoute(app, deps);
   app.get('/', webPageHandler(deps));

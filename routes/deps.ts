@@ -5,7 +5,7 @@ import type { Authenticator } from '../src/auth/authenticator.ts';
 import type { ClientCertificate } from '../src/auth/certificate.ts';
 import type { Config } from '../src/config.ts';
 import type { SessionHub } from '../src/hub/hub.ts';
-import type { ClientConnection, Store } from '../src/ports.ts';
+import type { ClientConnection, InstanceRegistryStore, Store } from '../src/ports.ts';
 import type { ShareService } from '../src/shares/share-service.ts';
 
 /** The web terminal's bundled files by name (`terminal.js`, `terminal.css`), from the runtime adapter. */
@@ -18,6 +18,8 @@ export interface WebAssets {
 export interface AppDeps {
   config: Config;
   store: Store;
+  /** The instances sharing the database (GET /instances, GET /sessions). */
+  registry: InstanceRegistryStore;
   hub: SessionHub;
   auth: Authenticator;
   shares: ShareService;

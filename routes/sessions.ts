@@ -9,7 +9,8 @@ import type { SessionRecord } from '../src/ports.ts';
 import type { SessionInfo, SessionList, SessionTerminated } from '../src/protocol/session-info.ts';
 import type { AppDeps } from './deps.ts';
 import { requestIsSecure, requireSecureTransport } from './guards.ts';
-import { attachUrl, bearerFromHeader, publicOrigins } from './request.ts';
+import { bearerFromHeader, publicOrigins } from './request.ts';
+import { sessionInfo } from './session-view.ts';
 
 type Env = { Variables: { principal: Principal } };
 
@@ -28,26 +29,9 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     await next();
   });
 
-  const describe = (c: Context, r: SessionRecord): SessionInfo => ({
-    session_id: r.id,
-    instance_id: r.instanceId,
-    attach_url: attachUrl(publicOrigins(c, config, deps.localPort(c), requestIsSecure(c, config)).ws, r.instanceId, r.id),
-    session_backend: r.backend,
-    session_class: r.sessionClass,
-    label: r.label,
-    argv: r.argv,
-    command: r.command,
-    cwd: r.cwd,
-    terminal_size: { cols: r.cols, rows: r.rows },
-    state: r.state,
-    // A running session's process cannot be vouched for while the PTY host is unreachable
-    // (undefined is left out of the JSON body).
-    pty_host: r.state === 'running' && !hub.ptyHostReachable ? 'unreachable' : undefined,
-    created_at: r.createdAt,
-    closed_at: r.closedAt,
-    exit_code: r.exitCode,
-    close_reason: r.closeReason,
-  });
+  // A running session's process cannot be vouched for while the PTY host is unreachable.
+  const describe = (c: Context, r: SessionRecord): SessionInfo =>
+    sessionInfo(r, publicOrigins(c, config, deps.localPort(c), requestIsSecure(c, config)).ws, r.state === 'running' && !hub.ptyHostReachable);
 
   /** The session if it exists; throws PERMISSION_DENIED (403) when this principal may not see it. */
   const visibleSession = async (c: Context<Env>): Promise<SessionRecord | undefined> => {

@@ -57,7 +57,7 @@ function page(instanceId: string): string {
 <script type="module" src="/assets/terminal.js"></script>
 </head>
 <body>
-<header class="top"><strong>pty-ws</strong><span class="instance">instance ${escape(instanceId)}</span><span id="status" class="pill">not attached</span></header>
+<header class="top"><strong>pty-ws</strong><span id="instance-name" class="instance">instance ${escape(instanceId)}</span><span id="status" class="pill">not attached</span></header>
 <div class="layout">
   <aside>
     <form id="token-form" hidden>
@@ -67,7 +67,7 @@ function page(instanceId: string): string {
       <p class="hint"><code>npm start</code> prints a page URL with <code>#token=…</code>.</p>
     </form>
     <section>
-      <div class="row"><h2>Sessions</h2><button id="refresh" type="button" title="Refresh the list">Refresh</button></div>
+      <div class="row"><h2>Sessions</h2><select id="instance-select" aria-label="Instance" hidden></select><button id="refresh" type="button" title="Refresh the list">Refresh</button></div>
       <ul id="session-list"></ul>
       <form id="create-form">
         <input name="command" placeholder="command (default: login shell)" autocomplete="off">

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The system programs the test suite drives for real: tmux and screen (multiplexer backends, the
 # attach CLI tests), vi (full-screen keyframe tests), bwrap (the session sandbox), chromium (the web
-# page, via playwright-core).
+# page, via playwright-core), nginx (the fleet's front door, test/fleet.test.ts).
 # `npm run check` runs this first, so the README's test command works on a fresh Debian machine:
 # as root with apt it installs what is missing; otherwise it stops at once naming what to install.
 set -euo pipefail
@@ -10,6 +10,8 @@ missing=()
 for pair in tmux:tmux screen:screen vi:vim-tiny bwrap:bubblewrap; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
+# /usr/sbin is often not on an unprivileged PATH.
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
 if [ -n "${CHROMIUM_PATH:-}" ]; then
   [ -x "$CHROMIUM_PATH" ] || { echo "test-prereqs: CHROMIUM_PATH=$CHROMIUM_PATH is not an executable" >&2; exit 1; }
 elif [ ! -x /usr/bin/chromium ]; then

@@ -37,6 +37,13 @@ const originList = v.optional(
  * set the Config fields in code (test/helpers/server.ts `overrides`); production refuses even that.
  */
 export const MIN_REPLAY_FRAMES = 1000;
+
+/**
+ * An instance whose heartbeat is older than this many of its own intervals is unreachable
+ * (docs/deployment.md, "A fleet"): one missed beat (a slow database write, a GC pause) is not an
+ * outage, three are. Its clock and the reader's must agree to well within that (NTP).
+ */
+export const HEARTBEAT_MISSES = 3;
 export const MIN_REPLAY_SECONDS = 86_400;
 
 interface Setting {
@@ -94,6 +101,12 @@ const SETTINGS = {
   pingIntervalMs: { env: 'PTY_WS_PING_INTERVAL_MS', default: '30000', schema: int(100, 3_600_000), help: 'WebSocket Ping cadence' },
   pongTimeoutMs: { env: 'PTY_WS_PONG_TIMEOUT_MS', default: '90000', schema: int(100, 3_600_000), help: 'no Pong for this long = stale: reap, release roles' },
   instanceLeaseMs: { env: 'PTY_WS_INSTANCE_LEASE_MS', default: '15000', schema: int(1000, 3_600_000), help: "the instance's lease in the database lasts this long, renewed every third of it; a dead holder's expires after it" },
+  heartbeatMs: {
+    env: 'PTY_WS_HEARTBEAT_MS',
+    default: '5000',
+    schema: int(100, 3_600_000),
+    help: `how often this instance records itself alive in the shared database's instance registry; ${HEARTBEAT_MISSES} intervals without one = unreachable (GET /instances)`,
+  },
   maxControllers: { env: 'PTY_WS_MAX_CONTROLLERS', default: '4', schema: int(1, 1024), help: 'extension param max_controllers' },
   maxObservers: { env: 'PTY_WS_MAX_OBSERVERS', default: '32', schema: int(0, 4096), help: 'extension param max_observers' },
   keyframeIntervalSeconds: { env: 'PTY_WS_KEYFRAME_INTERVAL_SECONDS', default: '5', schema: int(1, 86_400), help: 'extension param keyframe_interval_seconds' },

@@ -17,6 +17,8 @@ import { newSessionRecord } from './hub/session-record.ts';
 import type { HubStats, Metrics } from './metrics.ts';
 import type { Clock, Logger, Screen, SessionRecord, Store } from './ports.ts';
 import { holdInstanceLease } from './instance-lease.ts';
+import { startHeartbeat, type Heartbeat } from './instance-registry.ts';
+import { PTY_WS_VERSION } from './version.ts';
 import type { PtyHostLink } from './pty-host/supervised.ts';
 import { confinementMismatch } from './session-confinement.ts';
 import { CertificateAuthenticator } from './auth/client-certificate.ts';
@@ -69,7 +71,7 @@ export interface JournalPort {
 }
 
 /** What the router itself gives the app. */
-type RouterAppDeps = 'config' | 'store' | 'hub' | 'auth' | 'shares' | 'a2a' | 'ready' | 'renderMetrics';
+type RouterAppDeps = 'config' | 'store' | 'registry' | 'hub' | 'auth' | 'shares' | 'a2a' | 'ready' | 'renderMetrics';
 
 export interface Router {
   app: Hono;
@@ -78,6 +80,11 @@ export interface Router {
   ptyHost: PtyHostLink;
   /** Records the `default` session `npm start` / `deno task start` print the attach URL of. */
   createDefaultSession(): Promise<SessionRecord>;
+  /**
+   * Once the adapter listens: records this instance in the registry at PTY_WS_PUBLIC_URL, else at
+   * `listenOrigin`, and starts its heartbeat (docs/deployment.md, "A fleet"); `stop` ends both.
+   */
+  announce(listenOrigin: string): Promise<void>;
   /**
    * Stops in order: `binding_goodbye` (`server_shutdown`) and close 1000 to every client (and when
    * the PTY host dies with us, `Closed` `instance_terminated` in the log), `dropConnections` (the
@@ -194,6 +201,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     ...runtime.app,
     config,
     store,
+    registry: store.instances,
     hub,
     auth,
     shares,
@@ -225,6 +233,13 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   };
 
   let stopping: Promise<void> | null = null;
+  let heartbeat: Promise<Heartbeat | null> = Promise.resolve(null);
+  const announce = async (listenOrigin: string) => {
+    if (stopping) return;
+    const baseUrl = config.publicUrl ?? listenOrigin;
+    heartbeat = heartbeat.then((h) => h ?? startHeartbeat({ store: store.instances, instanceId: config.instanceId, baseUrl, version: PTY_WS_VERSION, intervalMs: config.heartbeatMs, clock, logger }));
+    await heartbeat;
+  };
   const stop = (dropConnections?: () => void) =>
     (stopping ??= (async () => {
       // A host this router started stops with it, unless it runs multiplexer sessions: those are
@@ -235,6 +250,8 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
       if (ptyHost.startedHere() && !stopHost) logger.log('info', 'leaving the PTY host running: it runs multiplexer sessions', { pid: ptyHost.pid(), sessions: managed.length });
       await hub.shutdown(stopHost);
       dropConnections?.();
+      // Unreachable for the fleet before another router may take the instance id.
+      await (await heartbeat.catch(() => null))?.stop();
       await lease.release();
       await store.close();
       await (stopHost ? ptyHost.stop() : ptyHost.close());
@@ -250,5 +267,5 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     throw onLoss.early;
   }
 
-  return { app, hub, store, ptyHost, createDefaultSession, stop };
+  return { app, hub, store, ptyHost, createDefaultSession, announce, stop };
 }

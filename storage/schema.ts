@@ -1,5 +1,6 @@
 // The database schema. Changing it means running `npm run db:generate` and committing the
 // new migration under storage/migrations/.
+import { getTableColumns } from 'drizzle-orm';
 import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 export const sessions = sqliteTable(
@@ -35,6 +36,10 @@ export const sessions = sqliteTable(
   },
   (t) => [index('sessions_instance_id_idx').on(t.instanceId)],
 );
+
+const { currentSequence: _current, sequenceCeiling: _ceiling, skippedSequences: _skipped, ...recordColumns } = getTableColumns(sessions);
+/** The columns of a SessionRecord: the numbering columns are read only through the sequence ledger. */
+export const sessionRecordColumns = recordColumns;
 
 export const sessionLog = sqliteTable(
   'session_log',
@@ -126,4 +131,29 @@ export const instanceLeases = sqliteTable('instance_leases', {
   holder: text('holder').notNull(),
   /** Milliseconds since the epoch. */
   expiresAt: integer('expires_at').notNull(),
+});
+
+/**
+ * The instance registry (docs/deployment.md, "A fleet"): every router on this database records
+ * where clients reach it and beats a heartbeat into `last_seen_at`; one whose heartbeat is older
+ * than a few of its own intervals (or that stopped cleanly) is shown unreachable, with its sessions.
+ */
+export const instances = sqliteTable('instances', {
+  instanceId: text('instance_id').primaryKey(),
+  /**
+   * A random token of the router run that wrote the row: beats and the stop mark only touch their
+   * own run's row, so a router that lost its lease cannot mark its successor stopped.
+   */
+  owner: text('owner').notNull(),
+  /** The http(s) origin clients reach it at: PTY_WS_PUBLIC_URL, else its listen URL. */
+  baseUrl: text('base_url').notNull(),
+  version: text('version').notNull(),
+  /** ISO-8601 UTC of this router's start. */
+  startedAt: text('started_at').notNull(),
+  /** Milliseconds since the epoch, by the instance's clock: compared with a number. */
+  lastSeenAt: integer('last_seen_at').notNull(),
+  /** Its heartbeat cadence: readers judge staleness by the writer's own interval. */
+  heartbeatMs: integer('heartbeat_ms').notNull(),
+  /** Set by a clean stop (unreachable at once), cleared by the next start. */
+  stoppedAt: integer('stopped_at'),
 });

@@ -1,5 +1,5 @@
 import type { InValue, ResultSet } from '@libsql/client';
-import { and, asc, desc, eq, getTableColumns, gt, lt, min, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, lt, min, sql } from 'drizzle-orm';
 import type { LogEntry, Logger, LogLoss, QueueListener, SequenceState, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
@@ -7,9 +7,10 @@ import { logInserts } from './log-insert.ts';
 import { readJournal, type LogJournal } from './log-journal.ts';
 import { SequenceLedger } from './sequence-ledger.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
-import { sessionLog, sessions } from './schema.ts';
+import { sessionLog, sessionRecordColumns, sessions } from './schema.ts';
 import { LibsqlShareStore } from './share-store.ts';
 import { LibsqlInstanceLeases } from './instance-leases.ts';
+import { LibsqlInstanceRegistry } from './instance-registry.ts';
 import { storeFault } from './store-fault.ts';
 import { LibsqlTaskStore } from './task-store.ts';
 import { WriteQueue } from './write-queue.ts';
@@ -54,7 +55,6 @@ export interface PruneOptions {
   now: number;
 }
 
-const { currentSequence: _current, sequenceCeiling: _ceiling, skippedSequences: _skipped, ...recordColumns } = getTableColumns(sessions);
 
 /** The session and log tables behind the `Store` port (and the task tables behind `tasks`), with every write through one queue. */
 export class LibsqlStore implements Store {
@@ -64,6 +64,8 @@ export class LibsqlStore implements Store {
   readonly shares: LibsqlShareStore;
   /** Which router serves which instance id, written through this store's single writer. */
   readonly leases: LibsqlInstanceLeases;
+  /** The instances sharing this database and their heartbeats (docs/deployment.md), written through the same writer. */
+  readonly instances: LibsqlInstanceRegistry;
   readonly #db: StoreDatabase;
   readonly #logger: Logger | undefined;
   readonly #pending = new PendingLog();
@@ -95,6 +97,7 @@ export class LibsqlStore implements Store {
     this.tasks = new LibsqlTaskStore(db, (queries) => this.#write(queries));
     this.shares = new LibsqlShareStore(db, (queries) => this.#write(queries));
     this.leases = new LibsqlInstanceLeases(db, (queries) => this.#write(queries));
+    this.instances = new LibsqlInstanceRegistry(db, (queries) => this.#write(queries));
     this.#sequences = new SequenceLedger(db, (queries) => this.#write(queries));
     this.#journal = options.journal;
   }
@@ -128,7 +131,7 @@ export class LibsqlStore implements Store {
 
   async getSession(instanceId: string, sessionId: string): Promise<SessionRecord | undefined> {
     const rows = await this.#db
-      .select(recordColumns)
+      .select(sessionRecordColumns)
       .from(sessions)
       .where(and(eq(sessions.id, sessionId), eq(sessions.instanceId, instanceId)));
     return rows[0];
@@ -136,7 +139,7 @@ export class LibsqlStore implements Store {
 
   listSessions(instanceId: string): Promise<SessionRecord[]> {
     return this.#db
-      .select(recordColumns)
+      .select(sessionRecordColumns)
       .from(sessions)
       .where(eq(sessions.instanceId, instanceId))
       .orderBy(asc(sessions.createdAt), asc(sessions.id));

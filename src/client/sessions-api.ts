@@ -1,10 +1,11 @@
 // The REST control plane from the client side (docs/protocol.md §10): list, create, inspect and
 // end sessions, and read recordings. Uses the runtime's fetch; the bearer goes in Authorization.
 import * as v from 'valibot';
+import { FleetSessionList, InstanceList, type FleetSessionInfo, type InstanceInfo } from '../protocol/fleet-info.ts';
 import { RestErrorBody, SessionInfo, SessionList } from '../protocol/session-info.ts';
 import { MintedShare, ShareList, type ShareInfo } from '../protocol/share-info.ts';
 
-export type { MintedShare, SessionInfo, ShareInfo };
+export type { FleetSessionInfo, InstanceInfo, MintedShare, SessionInfo, ShareInfo };
 
 export interface MintShareBody {
   scope?: 'pty:observe' | 'pty:control';
@@ -37,13 +38,25 @@ export interface CreateSessionBody {
 export class SessionsApi {
   /** `http(s)://host[:port]/agents/{instance_id}/sessions` */
   readonly sessionsUrl: string;
+  private readonly origin: string;
 
   constructor(private readonly opts: { origin: string; instanceId: string; token?: string | null; fetch?: typeof fetch }) {
-    this.sessionsUrl = `${opts.origin.replace(/\/+$/, '')}/agents/${encodeURIComponent(opts.instanceId)}/sessions`;
+    this.origin = opts.origin.replace(/\/+$/, '');
+    this.sessionsUrl = `${this.origin}/agents/${encodeURIComponent(opts.instanceId)}/sessions`;
   }
 
   async list(): Promise<SessionInfo[]> {
     return (await this.call('GET', '', SessionList)).sessions;
+  }
+
+  /** Every session of every instance sharing the server's database (GET /sessions), each with its owner's attach URL and whether it is reachable. */
+  async listFleet(): Promise<FleetSessionInfo[]> {
+    return (await this.call('GET', '', FleetSessionList, undefined, `${this.origin}/sessions`)).sessions;
+  }
+
+  /** The instances sharing the server's database (GET /instances). */
+  async listInstances(): Promise<InstanceInfo[]> {
+    return (await this.call('GET', '', InstanceList, undefined, `${this.origin}/instances`)).instances;
   }
 
   get(sessionId: string): Promise<SessionInfo> {
@@ -85,20 +98,20 @@ export class SessionsApi {
     return `${this.sessionsUrl.replace(/^http/, 'ws')}/${encodeURIComponent(sessionId)}/attach`;
   }
 
-  private async call<T extends v.GenericSchema>(method: string, path: string, schema: T, body?: unknown): Promise<v.InferOutput<T>> {
-    const res = await this.fetch(method, path, body);
+  private async call<T extends v.GenericSchema>(method: string, path: string, schema: T, body?: unknown, base = this.sessionsUrl): Promise<v.InferOutput<T>> {
+    const res = await this.fetch(method, path, body, base);
     if (!res.ok) throw await restError(res);
     const parsed = v.safeParse(schema, await res.json());
-    if (!parsed.success) throw new RestError(res.status, 'bad_response', `${method} ${this.sessionsUrl}${path}: unexpected response shape`);
+    if (!parsed.success) throw new RestError(res.status, 'bad_response', `${method} ${base}${path}: unexpected response shape`);
     return parsed.output;
   }
 
-  private fetch(method: string, path: string, body?: unknown): Promise<Response> {
+  private fetch(method: string, path: string, body?: unknown, base = this.sessionsUrl): Promise<Response> {
     const headers: Record<string, string> = {};
     if (this.opts.token) headers.authorization = `Bearer ${this.opts.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const f = this.opts.fetch ?? fetch;
-    return f(`${this.sessionsUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    return f(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   }
 }
 

@@ -1,16 +1,20 @@
 // The web terminal page (GET /): session list on the left, the attached terminal on the right.
-// Routing is the URL fragment: `#session=<id>` attaches, `&observe=1` watches, `&label=` names you.
+// Routing is the URL fragment: `#session=<id>` attaches, `&observe=1` watches, `&label=` names you,
+// `instance=<id>` picks another instance behind the same front door (docs/deployment.md).
 import '@xterm/xterm/css/xterm.css';
 import './style.css';
 import { RestError, SessionsApi } from '../client/sessions-api.ts';
 import { SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
 import { byId, show } from './dom.ts';
+import { InstancePicker } from './instance-picker.ts';
 import { SessionList } from './session-list.ts';
 import { SharePanel } from './share-panel.ts';
 import { TerminalView } from './terminal-view.ts';
 import { forgetToken, saveToken, takeToken } from './token.ts';
 
-const instanceId = document.querySelector<HTMLMetaElement>('meta[name="pty-ws-instance"]')?.content ?? 'local';
+/** The instance that served the page; the fragment's `instance` picks another. */
+const pageInstance = document.querySelector<HTMLMetaElement>('meta[name="pty-ws-instance"]')?.content ?? 'local';
+let instanceId = new URLSearchParams(location.hash.slice(1)).get('instance') ?? pageInstance;
 let token = takeToken();
 let api = new SessionsApi({ origin: location.origin, instanceId, token });
 let view: TerminalView | null = null;
@@ -31,10 +35,23 @@ const sessions = () =>
     form: byId<HTMLFormElement>('create-form'),
     onError: showError,
     onCreated: (id) => {
-      location.hash = `session=${id}`;
+      location.hash = fragment(id, false);
     },
+    href: (id, observe) => `#${fragment(id, observe)}`,
   });
 let list = sessions();
+const picker = new InstancePicker(byId<HTMLSelectElement>('instance-select'), (id) => {
+  location.hash = id === pageInstance ? '' : `instance=${encodeURIComponent(id)}`;
+});
+
+/** The fragment of a session of the current instance. */
+function fragment(sessionId: string, observe: boolean): string {
+  const params = new URLSearchParams();
+  if (instanceId !== pageInstance) params.set('instance', instanceId);
+  params.set('session', sessionId);
+  if (observe) params.set('observe', '1');
+  return params.toString();
+}
 
 /** The message a failed session-list refresh showed: a later refresh that works takes it away. */
 let refreshError: string | null = null;
@@ -42,6 +59,7 @@ let refreshError: string | null = null;
 async function refresh(): Promise<void> {
   try {
     await list.refresh(attached);
+    await picker.refresh(api, instanceId, !document.body.classList.contains('watch-only'));
     show(tokenForm, false);
     if (refreshError !== null && errorBox.textContent === refreshError) show(errorBox, false);
     refreshError = null;
@@ -62,6 +80,16 @@ function route(): void {
   const observe = params.get('observe') === '1';
   // A watch link (docs/sharing.md) can do nothing but watch: offer nothing else.
   const watchOnly = observe && ((token?.startsWith(SHARE_TOKEN_PREFIX) ?? false) || document.body.classList.contains('watch-only'));
+  const wanted = params.get('instance') ?? pageInstance;
+  if (wanted !== instanceId) {
+    instanceId = wanted;
+    api = new SessionsApi({ origin: location.origin, instanceId, token });
+    list = sessions();
+    view?.dispose();
+    view = null;
+    attached = null;
+  }
+  byId('instance-name').textContent = `instance ${instanceId}`;
   if (view && attached === sessionId) return;
   view?.dispose();
   view = null;

@@ -9,6 +9,8 @@ export interface SessionListUi {
   onError(message: string): void;
   /** Called after a session was created, with its id. */
   onCreated(sessionId: string): void;
+  /** The fragment that attaches to (or, with `observe`, watches) the session. */
+  href(sessionId: string, observe: boolean): string;
 }
 
 export class SessionList {
@@ -41,8 +43,8 @@ export class SessionList {
       h(
         'div',
         { class: 'actions' },
-        h('a', { href: `#session=${s.session_id}`, class: 'attach' }, 'Attach'),
-        h('a', { href: `#session=${s.session_id}&observe=1`, class: 'watch' }, 'Watch'),
+        h('a', { href: this.ui.href(s.session_id, false), class: 'attach' }, 'Attach'),
+        h('a', { href: this.ui.href(s.session_id, true), class: 'watch' }, 'Watch'),
         s.state !== 'closed' && end,
       ),
     );

@@ -90,6 +90,10 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
       });
       await server.shutdown();
     })());
+  await router.announce(origin).catch(async (e: unknown) => {
+    await close();
+    throw e;
+  });
 
   return { port, origin, devToken, defaultSession, hub: router.hub, reloadTokens, close };
 }

@@ -1,10 +1,11 @@
-// The `pty-ws` command line: a table of commands (start, serve, pty-host, attach, sessions, share), each
+// The `pty-ws` command line: a table of commands (start, serve, pty-host, attach, sessions, share, nginx-config), each
 // with its help entry; `pty-ws --help` lists them all and `pty-ws --version` prints the package's.
 import pkg from '../../../package.json' with { type: 'json' };
 import { banner } from '../../banner.ts';
 import { ConfigError, loadConfig, parseArgs, settingsHelp, type Config } from '../../config.ts';
 import { startServer, type RunningServer } from './server.ts';
 import { clientCommand } from './cli/client-commands.ts';
+import { nginxConfigCommand } from './cli/nginx-config.ts';
 
 interface Command {
   /** The command with its arguments, as --help shows it. */
@@ -47,6 +48,11 @@ const COMMANDS: Record<string, Command> = {
     synopsis: 'share <session-id> [--control] [--expires 2h] [--label L] | --list | --revoke ID',
     help: ['share links: a page URL that watches (or, with --control, types in) one session'],
     run: (argv) => clientCommand(argv, usage()),
+  },
+  'nginx-config': {
+    synopsis: 'nginx-config [--listen L] [--standalone --prefix DIR] <instance_id>=<host:port> ...',
+    help: ["print the nginx front door of a fleet: /agents/{instance_id}/ to its owner (docs/deployment.md)"],
+    run: async (argv) => nginxConfigCommand(argv.slice(1)),
   },
 };
 

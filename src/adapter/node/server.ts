@@ -135,6 +135,11 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
         if ('closeAllConnections' in server) server.closeAllConnections();
       });
     })());
+  // Only a listening instance is worth sending clients to (docs/deployment.md, "A fleet").
+  await router.announce(origin).catch(async (e: unknown) => {
+    await close();
+    throw e;
+  });
 
   return { port, origin, devToken, defaultSession, hub: router.hub, ptyHostPid: () => router.ptyHost.pid(), reloadTokens, close };
 }

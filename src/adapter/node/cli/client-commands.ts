@@ -5,11 +5,11 @@ import { SESSIONS_USAGE, sessionsCommand } from './sessions.ts';
 import { SHARE_BOOLEAN_FLAGS, SHARE_FLAGS, SHARE_USAGE, shareCommand } from './share.ts';
 
 const ATTACH_FLAGS = ['token', 'url', 'instance', 'observe', 'binary', 'label'];
-const SESSIONS_FLAGS = ['token', 'url', 'instance', 'json', 'command', 'label', 'cwd', 'cols', 'rows'];
+const SESSIONS_FLAGS = ['token', 'url', 'instance', 'json', 'all', 'command', 'label', 'cwd', 'cols', 'rows'];
 
 /** `attach` and `sessions`: clients of a running server, configured by their own flags and env. */
 export async function clientCommand(argv: string[], usage: string): Promise<number> {
-  const args = parseArgs(argv, ['observe', 'binary', 'json', ...SHARE_BOOLEAN_FLAGS]);
+  const args = parseArgs(argv, ['observe', 'binary', 'json', 'all', ...SHARE_BOOLEAN_FLAGS]);
   const known = args.command === 'attach' ? ATTACH_FLAGS : args.command === 'share' ? SHARE_FLAGS : SESSIONS_FLAGS;
   const unknown = Object.keys(args.flags).filter((f) => !known.includes(f));
   if (unknown.length) {

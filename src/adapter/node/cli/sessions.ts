@@ -1,12 +1,12 @@
 // `pty-ws sessions list|create|delete`: the REST control plane from the command line.
-import { SessionsApi, type CreateSessionBody, type SessionInfo } from '../../../client/sessions-api.ts';
+import { SessionsApi, type CreateSessionBody, type FleetSessionInfo, type SessionInfo } from '../../../client/sessions-api.ts';
 import type { ClientConfig } from '../../../config.ts';
 import { printable, printableJson } from './printable.ts';
 import { reportFailure, reportUsage } from './report.ts';
 import { table } from './table.ts';
 
 export const SESSIONS_USAGE = `usage:
-  pty-ws sessions list [--json]
+  pty-ws sessions list [--all] [--json]   (--all: every instance sharing the server's database)
   pty-ws sessions create [--command CMD] [--label L] [--cwd DIR] [--cols N --rows N] [--json]
   pty-ws sessions delete <session-id>
 common flags: --url http://host:port (PTY_WS_URL), --token T (PTY_WS_TOKEN), --instance ID (PTY_WS_INSTANCE_ID)
@@ -18,6 +18,11 @@ export async function sessionsCommand(sub: string | undefined, positional: strin
   try {
     switch (sub) {
       case 'list': {
+        if (flags.all) {
+          const fleet = await api.listFleet();
+          out(flags.json ? printableJson(fleet) : fleetTable(fleet));
+          return 0;
+        }
         const list = await api.list();
         out(flags.json ? printableJson(list) : sessionTable(list));
         return 0;
@@ -62,12 +67,22 @@ function createBody(flags: Record<string, string>): CreateSessionBody | string {
 
 function sessionTable(list: SessionInfo[]): string {
   if (list.length === 0) return 'no sessions';
-  const rows = list.map((s) => [
+  return table(['SESSION ID', 'STATE', 'CREATED', 'LABEL', 'COMMAND'], list.map(sessionRow));
+}
+
+/** The fleet: which instance owns each session, and whether that instance answers. */
+function fleetTable(list: FleetSessionInfo[]): string {
+  if (list.length === 0) return 'no sessions';
+  const rows = list.map((s) => [printable(s.instance_id), s.reachable ? 'yes' : 'no', ...sessionRow(s)]);
+  return table(['INSTANCE', 'REACHABLE', 'SESSION ID', 'STATE', 'CREATED', 'LABEL', 'COMMAND'], rows);
+}
+
+function sessionRow(s: SessionInfo): string[] {
+  return [
     printable(s.session_id),
     printable(s.state === 'closed' && s.exit_code !== null ? `closed (${s.exit_code})` : s.state),
     printable(s.created_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')),
     printable(s.label ?? ''),
     printable(s.command ?? (s.argv ? s.argv.join(' ') : '')),
-  ]);
-  return table(['SESSION ID', 'STATE', 'CREATED', 'LABEL', 'COMMAND'], rows);
+  ];
 }

@@ -1,0 +1,28 @@
+// A stored session as REST describes it (docs/protocol.md §10), shared by the instance's own
+// listing (routes/sessions.ts) and the fleet's (routes/fleet.ts).
+import type { SessionRecord } from '../src/ports.ts';
+import type { SessionInfo } from '../src/protocol/session-info.ts';
+import { attachUrl } from './request.ts';
+
+/** `wsOrigin` is where its instance is reached; `ptyHostUnreachable` when its process cannot be vouched for. */
+export function sessionInfo(r: SessionRecord, wsOrigin: string, ptyHostUnreachable: boolean): SessionInfo {
+  return {
+    session_id: r.id,
+    instance_id: r.instanceId,
+    attach_url: attachUrl(wsOrigin, r.instanceId, r.id),
+    session_backend: r.backend,
+    session_class: r.sessionClass,
+    label: r.label,
+    argv: r.argv,
+    command: r.command,
+    cwd: r.cwd,
+    terminal_size: { cols: r.cols, rows: r.rows },
+    state: r.state,
+    // undefined is left out of the JSON body.
+    pty_host: ptyHostUnreachable ? 'unreachable' : undefined,
+    created_at: r.createdAt,
+    closed_at: r.closedAt,
+    exit_code: r.exitCode,
+    close_reason: r.closeReason,
+  };
+}
