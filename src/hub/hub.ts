@@ -175,6 +175,7 @@ export class SessionHub {
     this.flow.close();
     if (processesEnd) for (const s of [...this.byId.values()]) s.terminate('instance_terminated', 'server shutdown', 'server_shutdown');
     for (const a of [...this.attachments]) a.goodbye('server_shutdown');
+    for (const s of this.byId.values()) s.log.stop();
     await this.deps.store.flush();
     // Everything numbered is stored: the next start numbers on with nothing skipped
     // (docs/protocol.md §3.4). Had frames been lost, flush rejects and the ceilings stay.

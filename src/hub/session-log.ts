@@ -33,6 +33,8 @@ export class SessionLog {
   /** The stored ceiling: no frame numbered above it reaches anyone. */
   private ceiling: number;
   private reserving = false;
+  /** No more frames will be numbered here (the hub stopped): a failed reservation is not retried for nothing. */
+  private stopped = false;
   /** Frames numbered above the ceiling, waiting for the next reservation to be stored. */
   private readonly held: Array<{ frame: LogFrame; deliver: (frame: LogFrame) => void }> = [];
   private readonly waiting: Array<{ sequence: number; resolve: () => void }> = [];
@@ -92,12 +94,21 @@ export class SessionLog {
       },
       (e: unknown) => {
         this.deps.logger.log('warn', 'could not reserve sequence numbers: frames wait', { session: this.sessionId, error: String(e), waiting: this.held.length });
+        if (this.stopped && this.held.length === 0) {
+          this.reserving = false;
+          return;
+        }
         setTimeout(() => {
           this.reserving = false;
           this.reserveAhead();
         }, RESERVE_RETRY_MS);
       },
     );
+  }
+
+  /** The hub is stopping: reservations are retried only for frames already waiting. */
+  stop(): void {
+    this.stopped = true;
   }
 
   private release(): void {
