@@ -5,6 +5,7 @@ import { banner } from '../../banner.ts';
 import { ConfigError, loadConfig, parseArgs, settingsHelp, type Config } from '../../config.ts';
 import { startServer, type RunningServer } from './server.ts';
 import { clientCommand } from './cli/client-commands.ts';
+import { tokenCommand } from './cli/token.ts';
 
 interface Command {
   /** The command with its arguments, as --help shows it. */
@@ -42,6 +43,11 @@ const COMMANDS: Record<string, Command> = {
     synopsis: 'sessions list|create|delete',
     help: ['the REST control plane (pty-ws sessions --help)'],
     run: (argv) => clientCommand(argv, usage()),
+  },
+  token: {
+    synopsis: 'token [--state-dir DIR]',
+    help: ['a new dev token for the server on DIR, printed once (the old one stops working)'],
+    run: tokenCommand,
   },
   share: {
     synopsis: 'share <session-id> [--control] [--expires 2h] [--label L] | --list | --revoke ID',
