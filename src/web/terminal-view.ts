@@ -167,8 +167,17 @@ export class TerminalView {
   }
 
   private showMembers(m: Membership): void {
-    const item = (member: { client_id: string; label?: string | undefined }) =>
-      h('li', { class: member.client_id === this.client.clientId ? 'me' : '' }, member.label || 'unlabelled', h('span', { class: 'id' }, ` ${member.client_id.slice(-6)}`), member.client_id === this.client.clientId && h('span', { class: 'you' }, ' (you)'));
+    // An agent (a client with a task in the session) is badged, with what it waits for (issue 21).
+    const item = (member: Membership['controllers'][number]) =>
+      h(
+        'li',
+        { class: [member.client_id === this.client.clientId ? 'me' : '', member.kind === 'agent' ? 'agent' : ''].filter(Boolean).join(' ') },
+        member.kind === 'agent' && h('span', { class: 'kind' }, 'agent '),
+        member.label || 'unlabelled',
+        h('span', { class: 'id' }, ` ${member.client_id.slice(-6)}`),
+        member.client_id === this.client.clientId && h('span', { class: 'you' }, ' (you)'),
+        member.activity !== undefined && h('div', { class: 'activity' }, member.activity),
+      );
     this.ui.controllers.replaceChildren(...m.controllers.map(item));
     this.ui.observers.replaceChildren(...m.observers.map(item));
   }
