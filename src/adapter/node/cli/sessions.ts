@@ -40,7 +40,7 @@ export async function sessionsCommand(sub: string | undefined, positional: strin
         return usage(sub ? `unknown subcommand "${sub}"` : 'which subcommand?');
     }
   } catch (e) {
-    return reportFailure(e);
+    return reportFailure(e, config.serverUrl);
   }
 }
 

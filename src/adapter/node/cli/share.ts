@@ -56,7 +56,7 @@ export async function shareCommand(sessionId: string | undefined, flags: Record<
     }
     return 0;
   } catch (e) {
-    return reportFailure(e);
+    return reportFailure(e, config.serverUrl);
   }
 }
 
