@@ -35,8 +35,12 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   attach: {
-    synopsis: 'attach <attach-url | session-id> [--token T] [--observe] [--binary] [--label L]',
-    help: ['attach this terminal to a session (detach: Ctrl-] then d); the token may come', 'from PTY_WS_TOKEN; exits with the session process\'s exit status'],
+    synopsis: 'attach <attach-url | session> [--token T] [--observe] [--binary] [--label L]',
+    help: [
+      'attach this terminal to a session (detach: Ctrl-] then d; Ctrl-] c take control);',
+      'a session is an id, a unique prefix of one, or a label; the token may come from',
+      "PTY_WS_TOKEN; exits with the session process's exit status",
+    ],
     run: (argv) => clientCommand(argv, usage()),
   },
   sessions: {
@@ -50,7 +54,7 @@ const COMMANDS: Record<string, Command> = {
     run: tokenCommand,
   },
   share: {
-    synopsis: 'share <session-id> [--control] [--expires 2h] [--label L] | --list | --revoke ID',
+    synopsis: 'share <session> [--control] [--expires 2h] [--label L] | --list | --revoke ID',
     help: ['share links: a page URL that watches (or, with --control, types in) one session'],
     run: (argv) => clientCommand(argv, usage()),
   },
