@@ -89,6 +89,7 @@ function page(instanceId: string): string {
       <button id="share" type="button" title="Share a link that watches or types in this session">Share</button>
       <button id="recording" type="button" title="Download the retained log as asciicast v2">Recording</button>
       <span id="size-info" class="size" title="The session's terminal size"></span>
+      <span class="search"><input id="search" type="search" placeholder="Search" aria-label="Search the scrollback (Enter: older, Shift+Enter: newer)" title="Enter: older match, Shift+Enter: newer" autocomplete="off"><span id="search-result" class="hint"></span></span>
       <span class="appearance">
         <button id="font-smaller" type="button" title="Smaller font" aria-label="Smaller font">A−</button>
         <button id="font-larger" type="button" title="Larger font" aria-label="Larger font">A+</button>

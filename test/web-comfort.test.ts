@@ -118,4 +118,32 @@ describe('web terminal comfort', { timeout: 120_000 }, () => {
     await page.keyboard.press('Enter');
     await waitForText(page, '#terminal .xterm-rows', /\^\[\^X\^\[\[D/);
   });
+
+  it('opens a printed URL on click, and finds text in the scrollback', async () => {
+    server = await startTestServer();
+    browser = await launchChromium();
+    const id = server.defaultSession!.id;
+    const page = await browser.context.newPage();
+    await page.goto(`${server.origin}/#token=${server.devToken}&session=${id}&label=me`);
+    await waitForText(page, '#status', /^live$/);
+    // Quoted apart on the command line, so only the output line holds the whole URL.
+    await typeInto(page, `for i in $(seq 1 120); do echo line-$i; done; echo "${server.origin}/heal""thz."`);
+    await waitForText(page, '#terminal .xterm-rows', /\/healthz\./);
+
+    const url = `${server.origin}/healthz`;
+    const row = page.locator('#terminal .xterm-rows > div', { hasText: `${url}.` }).last();
+    const box = (await row.boundingBox())!;
+    await page.mouse.move(box.x + 30, box.y + box.height / 2);
+    const opened = browser.context.waitForEvent('page');
+    await page.mouse.click(box.x + 30, box.y + box.height / 2);
+    // The link is the URL without the sentence's full stop.
+    expect((await opened).url()).toBe(url);
+
+    await page.locator('#search').fill('LINE-42');
+    await page.locator('#search').press('Enter');
+    await waitForText(page, '#search-result', /^line \d+ of \d+$/);
+    expect(await page.locator('#terminal .xterm-rows').innerText()).toMatch(/^line-42$/m);
+    await page.locator('#search').press('Enter');
+    await waitForText(page, '#search-result', /^no more matches$/);
+  });
 });

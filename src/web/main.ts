@@ -158,6 +158,11 @@ byId('detach').addEventListener('click', () => {
 byId('recording').addEventListener('click', () => void download());
 byId('share').addEventListener('click', () => void sharePanel?.toggle());
 window.addEventListener('hashchange', route);
+byId<HTMLInputElement>('search').addEventListener('keydown', (ev) => {
+  if (ev.key !== 'Enter') return;
+  ev.preventDefault();
+  byId('search-result').textContent = view?.find((ev.target as HTMLInputElement).value, ev.shiftKey ? 'newer' : 'older') ?? '';
+});
 byId('sidebar-toggle').addEventListener('click', () => document.body.classList.toggle('sidebar-toggled'));
 byId('font-smaller').addEventListener('click', () => setAppearance({ ...appearance, fontSize: Math.max(FONT_SIZES.min, appearance.fontSize - 1) }));
 byId('font-larger').addEventListener('click', () => setAppearance({ ...appearance, fontSize: Math.min(FONT_SIZES.max, appearance.fontSize + 1) }));

@@ -9,6 +9,7 @@ import type { ConnectionState, Geometry, Membership, Role } from '../client/type
 import { globalWebSocket } from '../client/websocket.ts';
 import { h, show } from './dom.ts';
 import { THEMES, type Appearance } from './preferences.ts';
+import { registerWebLinks, TerminalSearch } from './terminal-extras.ts';
 
 /** Log frames the first join replays for scrollback (bounded: the page never asks for the whole log). */
 const SCROLLBACK_FRAMES = 1000;
@@ -51,6 +52,7 @@ export class TerminalView {
   private readonly term: Terminal;
   private readonly fit = new FitAddon();
   private readonly resizeObserver: ResizeObserver;
+  private readonly search: TerminalSearch;
   private fitTimer: ReturnType<typeof setTimeout> | undefined;
   /** Whether anything was drawn yet: a repaint keeps what was as scrollback (issue 21). */
   private drawn = false;
@@ -68,6 +70,8 @@ export class TerminalView {
       theme: THEMES[opts.appearance.theme],
     });
     this.term.loadAddon(this.fit);
+    registerWebLinks(this.term, (url) => void window.open(url, '_blank', 'noopener,noreferrer'));
+    this.search = new TerminalSearch(this.term);
     ui.container.replaceChildren();
     this.term.open(ui.container);
     const size = this.fit.proposeDimensions();
@@ -119,6 +123,11 @@ export class TerminalView {
   /** Keys from the page (the key bar), sent like typed ones: only as a controller. */
   sendKeys(data: string): void {
     if (this.client.role === 'controller') this.client.send(data);
+  }
+
+  /** Searches the scrollback (Enter: older, Shift+Enter: newer); says where it found it. */
+  find(query: string, direction: 'older' | 'newer'): string {
+    return this.search.find(query, direction);
   }
 
   focus(): void {
