@@ -42,7 +42,7 @@ describe('agents in the web page', { timeout: 90_000 }, () => {
     await waitForText(page, '#controllers', /agent dev.*waiting for a human to finish their line/);
     expect(await page.locator('#controllers li.agent').count()).toBe(1);
     expect(await page.locator('#controllers li.me').textContent()).toMatch(/^human/);
-    await screenshot(page, 'web-agent.png');
+    await screenshot(page, 'web-agent.png', { readme: true });
 
     // Ctrl-U empties the line: the command is typed, runs, and its sender leaves the list.
     await page.keyboard.press('Control+U');

@@ -65,7 +65,7 @@ describe('web terminal comfort', { timeout: 120_000 }, () => {
     await page.locator('#font-larger').click();
     expect(await page.evaluate(() => document.body.classList.contains('theme-light'))).toBe(true);
     await page.waitForFunction(() => getComputedStyle(document.querySelector('#terminal .xterm-rows')!).fontSize === '16px');
-    await screenshot(page, 'web-light.png');
+    await screenshot(page, 'web-light.png', { readme: true });
     await page.reload();
     await waitForText(page, '#status', /^live$/);
     expect(await page.evaluate(() => document.body.classList.contains('theme-light'))).toBe(true);
@@ -105,7 +105,7 @@ describe('web terminal comfort', { timeout: 120_000 }, () => {
     expect(await page.locator('#keybar').isVisible()).toBe(true);
     await page.locator('#sidebar-toggle').click();
     expect(await page.locator('aside').isVisible()).toBe(true);
-    await screenshot(page, 'web-phone.png');
+    await screenshot(page, 'web-phone.png', { readme: true });
     await page.locator('#sidebar-toggle').click();
     expect(await page.locator('aside').isVisible()).toBe(false);
 
@@ -136,8 +136,10 @@ describe('web terminal comfort', { timeout: 120_000 }, () => {
     await page.mouse.move(box.x + 30, box.y + box.height / 2);
     const opened = browser.context.waitForEvent('page');
     await page.mouse.click(box.x + 30, box.y + box.height / 2);
-    // The link is the URL without the sentence's full stop.
-    expect((await opened).url()).toBe(url);
+    // The link is the URL without the sentence's full stop (a new tab is about:blank until it navigates).
+    const tab = await opened;
+    await tab.waitForURL(url, { timeout: 10_000 });
+    expect(tab.url()).toBe(url);
 
     await page.locator('#search').fill('LINE-42');
     await page.locator('#search').press('Enter');
