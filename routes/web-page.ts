@@ -88,6 +88,8 @@ function page(instanceId: string): string {
       <button id="toggle-role" type="button"></button>
       <button id="share" type="button" title="Share a link that watches or types in this session">Share</button>
       <button id="recording" type="button" title="Download the retained log as asciicast v2">Recording</button>
+      <button id="upload" type="button" title="Upload a file into the session's working directory">Upload</button><input id="upload-input" type="file" hidden>
+      <button id="download" type="button" title="Download a file from the session's working directory">Download</button>
       <span id="size-info" class="size" title="The session's terminal size"></span>
       <span class="search"><input id="search" type="search" placeholder="Search" aria-label="Search the scrollback (Enter: older, Shift+Enter: newer)" title="Enter: older match, Shift+Enter: newer" autocomplete="off"><span id="search-result" class="hint"></span></span>
       <span class="appearance">

@@ -31,6 +31,7 @@ import { wrapNodeSocket } from './ws-connection.ts';
 import { guardPendingConnections, type RequestSeen } from './handshake-guard.ts';
 import { bundledWebAssets } from './web-assets.ts';
 import { nodeDevTokenFile } from './dev-token-file.ts';
+import { nodeSessionFiles } from './session-files.ts';
 import { clientCertificateOf } from './client-certificate.ts';
 
 export interface RunningServer extends ServedRouter {
@@ -74,6 +75,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     startScreens: () => new WorkerScreens(logger),
     app: {
       webAssets: bundledWebAssets(logger),
+      sessionFiles: nodeSessionFiles,
       upgradeWebSocket,
       wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale, metrics),
       ...(tls?.requestCert ? { clientCertificate: clientCertificateOf } : {}),
