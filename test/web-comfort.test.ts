@@ -148,4 +148,26 @@ describe('web terminal comfort', { timeout: 120_000 }, () => {
     await page.locator('#search').press('Enter');
     await waitForText(page, '#search-result', /^no more matches$/);
   });
+
+  it('copies the selection to the clipboard, and takes OSC 52 from the session', async () => {
+    server = await startTestServer();
+    browser = await launchChromium();
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.origin });
+    const id = server.defaultSession!.id;
+    const page = await browser.context.newPage();
+    await page.goto(`${server.origin}/#token=${server.devToken}&session=${id}&label=me`);
+    await waitForText(page, '#status', /^live$/);
+    const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
+
+    await typeInto(page, 'echo copy-$((40+2))');
+    await waitForText(page, '#terminal .xterm-rows', /copy-42/);
+    const row = page.locator('#terminal .xterm-rows > div', { hasText: /^copy-42$/ }).last();
+    const box = (await row.boundingBox())!;
+    await page.mouse.dblclick(box.x + 12, box.y + box.height / 2);
+    await expect.poll(clipboard, { timeout: 5000 }).toMatch(/^copy(-42)?$/);
+
+    await page.locator('#terminal .xterm').click();
+    await typeInto(page, "printf '\\033]52;c;%s\\007' $(printf 'set by osc 52' | base64)");
+    await expect.poll(clipboard, { timeout: 5000 }).toBe('set by osc 52');
+  });
 });

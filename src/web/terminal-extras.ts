@@ -74,3 +74,39 @@ export class TerminalSearch {
     return this.at ? 'no more matches' : 'not found';
   }
 }
+
+/** The clipboard as the page may use it: written, never read (a program must not read ours). */
+export interface ClipboardWriter {
+  writeText(text: string): Promise<void>;
+}
+
+/**
+ * Copy on select (what is selected is on the clipboard, as in xterm and ttyd) and OSC 52 (a
+ * program in the session, e.g. tmux or vim over ssh, sets the clipboard). OSC 52 is honoured only
+ * while `mayWrite()` (the page is a controller and has the focus: an observer's clipboard is not
+ * another participant's to fill), and its query form (`?`) is never answered.
+ */
+export function registerClipboard(term: Terminal, clipboard: ClipboardWriter | undefined, mayWrite: () => boolean): IDisposable[] {
+  const write = (text: string) => void clipboard?.writeText(text).catch(() => undefined);
+  const onSelect = term.onSelectionChange(() => {
+    const text = term.getSelection();
+    if (text) write(text);
+  });
+  const osc52 = term.parser.registerOscHandler(52, (data) => {
+    const payload = data.slice(data.indexOf(';') + 1);
+    if (payload === '?' || !mayWrite()) return true;
+    const text = decodeBase64Text(payload);
+    if (text !== null) write(text);
+    return true;
+  });
+  return [onSelect, osc52];
+}
+
+function decodeBase64Text(b64: string): string | null {
+  try {
+    const bin = atob(b64);
+    return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
+  } catch {
+    return null;
+  }
+}

@@ -9,7 +9,7 @@ import type { ConnectionState, Geometry, Membership, Role } from '../client/type
 import { globalWebSocket } from '../client/websocket.ts';
 import { h, show } from './dom.ts';
 import { THEMES, type Appearance } from './preferences.ts';
-import { registerWebLinks, TerminalSearch } from './terminal-extras.ts';
+import { registerClipboard, registerWebLinks, TerminalSearch } from './terminal-extras.ts';
 
 /** Log frames the first join replays for scrollback (bounded: the page never asks for the whole log). */
 const SCROLLBACK_FRAMES = 1000;
@@ -72,6 +72,7 @@ export class TerminalView {
     this.term.loadAddon(this.fit);
     registerWebLinks(this.term, (url) => void window.open(url, '_blank', 'noopener,noreferrer'));
     this.search = new TerminalSearch(this.term);
+    registerClipboard(this.term, navigator.clipboard as Navigator['clipboard'] | undefined, () => this.client.role === 'controller' && document.hasFocus());
     ui.container.replaceChildren();
     this.term.open(ui.container);
     const size = this.fit.proposeDimensions();
