@@ -10,6 +10,7 @@ import { SharePanel } from './share-panel.ts';
 import { TerminalView } from './terminal-view.ts';
 import { FONT_SIZES, Preferences, type Appearance } from './preferences.ts';
 import { KeyBar } from './key-bar.ts';
+import { wireFileButtons } from './file-buttons.ts';
 import type { Geometry } from '../client/types.ts';
 import { forgetToken, saveToken, takeToken } from './token.ts';
 
@@ -155,11 +156,16 @@ byId('detach').addEventListener('click', () => {
   view = null;
   location.hash = '';
 });
-byId('recording').addEventListener('click', () => void download());
-const uploadInput = byId<HTMLInputElement>('upload-input');
-byId('upload').addEventListener('click', () => uploadInput.click());
-uploadInput.addEventListener('change', () => void upload());
-byId('download').addEventListener('click', () => void downloadFile());
+wireFileButtons({
+  recording: byId('recording'),
+  upload: byId('upload'),
+  uploadInput: byId<HTMLInputElement>('upload-input'),
+  download: byId('download'),
+  result: byId('search-result'),
+  api: () => api,
+  session: () => attached,
+  onError: showError,
+});
 byId('share').addEventListener('click', () => void sharePanel?.toggle());
 window.addEventListener('hashchange', route);
 byId<HTMLInputElement>('search').addEventListener('keydown', (ev) => {
@@ -206,56 +212,5 @@ function safeLocalStorage(): Storage | null {
     return window.localStorage;
   } catch {
     return null;
-  }
-}
-
-/** The chosen file into the session's working directory (routes/files.ts); the result in the error line's place. */
-async function upload(): Promise<void> {
-  const file = uploadInput.files?.[0];
-  uploadInput.value = '';
-  if (!attached || !file) return;
-  try {
-    const r = await api.uploadFile(attached, file.name, new Uint8Array(await file.arrayBuffer()));
-    byId('search-result').textContent = `uploaded ${r.name} (${r.bytes} bytes) to ${r.directory}`;
-  } catch (e) {
-    showError(e instanceof Error ? e.message : String(e));
-  }
-}
-
-/** A file of the session's working directory, by the name asked for, saved from a blob. */
-async function downloadFile(): Promise<void> {
-  if (!attached) return;
-  const name = window.prompt("File to download from the session's working directory:")?.trim();
-  if (!name) return;
-  try {
-    const res = await api.downloadFile(attached, name);
-    saveBlob(await res.blob(), name);
-  } catch (e) {
-    showError(e instanceof Error ? e.message : String(e));
-  }
-}
-
-function saveBlob(blob: Blob, name: string): void {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  a.click();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
-
-/** The attached session's recording as a .cast file: fetched with the bearer header, saved from a blob. */
-async function download(): Promise<void> {
-  if (!attached) return;
-  try {
-    const res = await api.recording(attached);
-    const url = URL.createObjectURL(await res.blob());
-    const a = document.createElement('a');
-    a.href = url;
-    a.download = `pty-ws-${attached}.cast`;
-    a.click();
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
-  } catch (e) {
-    showError(e instanceof Error ? e.message : String(e));
   }
 }

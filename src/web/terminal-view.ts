@@ -5,9 +5,10 @@ import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import { PtyClient } from '../client/pty-client.ts';
 import { RestError, type SessionsApi } from '../client/sessions-api.ts';
-import type { ConnectionState, Geometry, Membership, Role } from '../client/types.ts';
+import type { ConnectionState, Geometry, Role } from '../client/types.ts';
 import { globalWebSocket } from '../client/websocket.ts';
-import { h, show } from './dom.ts';
+import { show } from './dom.ts';
+import { renderMembers } from './members.ts';
 import { THEMES, type Appearance } from './preferences.ts';
 import { registerClipboard, registerWebLinks, TerminalSearch } from './terminal-extras.ts';
 
@@ -170,7 +171,7 @@ export class TerminalView {
     });
     term.onTitleChange((title) => this.ui.onTitle(title));
     client.on('role', (r) => this.showRole(r.role, r.downgraded ? (r.reason ?? 'all controller seats are taken') : undefined));
-    client.on('membership', (m) => this.showMembers(m));
+    client.on('membership', (m) => renderMembers(m, this.client.clientId, this.ui));
     client.on('state', (state, info) => {
       this.setStatus(state, info.attempt);
       if (state === 'live' && client.role === 'controller') this.fitToWindow();
@@ -226,22 +227,6 @@ export class TerminalView {
     show(this.ui.observerBanner, observer);
     document.body.classList.toggle('observing', observer);
     if (!observer) this.fitToWindow();
-  }
-
-  private showMembers(m: Membership): void {
-    // An agent (a client with a task in the session) is badged, with what it waits for (issue 21).
-    const item = (member: Membership['controllers'][number]) =>
-      h(
-        'li',
-        { class: [member.client_id === this.client.clientId ? 'me' : '', member.kind === 'agent' ? 'agent' : ''].filter(Boolean).join(' ') },
-        member.kind === 'agent' && h('span', { class: 'kind' }, 'agent '),
-        member.label || 'unlabelled',
-        h('span', { class: 'id' }, ` ${member.client_id.slice(-6)}`),
-        member.client_id === this.client.clientId && h('span', { class: 'you' }, ' (you)'),
-        member.activity !== undefined && h('div', { class: 'activity' }, member.activity),
-      );
-    this.ui.controllers.replaceChildren(...m.controllers.map(item));
-    this.ui.observers.replaceChildren(...m.observers.map(item));
   }
 
   private setStatus(state: ConnectionState, attempt = 0): void {
