@@ -14,6 +14,17 @@ export interface WebAssets {
   get(name: string): Promise<{ body: Uint8Array; contentType: string } | undefined>;
 }
 
+/**
+ * Files in a session's working directory (routes/files.ts), through the runtime's own calls. Both
+ * refuse to follow a symlink at `name`; a failure rejects with the system error's `code`.
+ */
+export interface SessionFiles {
+  /** Creates `dir/name` with mode 0600, never replacing a file (EEXIST). */
+  write(dir: string, name: string, bytes: Uint8Array): Promise<void>;
+  /** The bytes of the regular file `dir/name` (`code` EISDIR for anything else), at most `maxBytes` (EFBIG). */
+  read(dir: string, name: string, maxBytes: number): Promise<Uint8Array>;
+}
+
 /** What the routes need; each runtime adapter supplies its own WebSocket upgrade and socket wrapper. */
 export interface AppDeps {
   config: Config;
@@ -27,6 +38,8 @@ export interface AppDeps {
   a2a: A2aControlPlane;
   /** The web terminal's bundled files (absent: this runtime serves no web terminal). */
   webAssets?: WebAssets;
+  /** Upload and download in a session's working directory (absent: this runtime offers none). */
+  sessionFiles?: SessionFiles;
   upgradeWebSocket: UpgradeWebSocket;
   /** The adapter's view of an accepted socket; `onStale` runs when keepalive gives up on it. */
   wrapSocket(ws: WSContext, binary: boolean, onStale: () => void): ClientConnection & { dispose(): void };

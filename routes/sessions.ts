@@ -5,6 +5,7 @@ import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import { newSessionRecord, parseCreateSession } from '../src/hub/session-record.ts';
 import { recordingResponse } from './recording.ts';
 import { shareRoutes } from './shares.ts';
+import { fileRoutes } from './files.ts';
 import type { SessionRecord } from '../src/ports.ts';
 import type { SessionInfo, SessionList, SessionTerminated } from '../src/protocol/session-info.ts';
 import type { AppDeps } from './deps.ts';
@@ -107,6 +108,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   });
 
   app.route('/:session_id/shares', shareRoutes(deps));
+  app.route('/:session_id/files', fileRoutes(deps));
 
   app.onError((e, c) => {
     const err = toBindingError(e);

@@ -57,7 +57,7 @@ function page(instanceId: string): string {
 <script type="module" src="/assets/terminal.js"></script>
 </head>
 <body>
-<header class="top"><strong>pty-ws</strong><span id="instance-name" class="instance">instance ${escape(instanceId)}</span><span id="status" class="pill">not attached</span></header>
+<header class="top"><button id="sidebar-toggle" type="button" title="Show or hide the sidebar" aria-label="Show or hide the sidebar">☰</button><strong>pty-ws</strong><span id="instance-name" class="instance">instance ${escape(instanceId)}</span><span id="status" class="pill">not attached</span></header>
 <div class="layout">
   <aside>
     <form id="token-form" hidden>
@@ -88,6 +88,15 @@ function page(instanceId: string): string {
       <button id="toggle-role" type="button"></button>
       <button id="share" type="button" title="Share a link that watches or types in this session">Share</button>
       <button id="recording" type="button" title="Download the retained log as asciicast v2">Recording</button>
+      <button id="upload" type="button" title="Upload a file into the session's working directory">Upload</button><input id="upload-input" type="file" hidden>
+      <button id="download" type="button" title="Download a file from the session's working directory">Download</button>
+      <span id="size-info" class="size" title="The session's terminal size"></span>
+      <span class="search"><input id="search" type="search" placeholder="Search" aria-label="Search the scrollback (Enter: older, Shift+Enter: newer)" title="Enter: older match, Shift+Enter: newer" autocomplete="off"><span id="search-result" class="hint"></span></span>
+      <span class="appearance">
+        <button id="font-smaller" type="button" title="Smaller font" aria-label="Smaller font">A−</button>
+        <button id="font-larger" type="button" title="Larger font" aria-label="Larger font">A+</button>
+        <button id="theme" type="button" title="Switch between the dark and the light theme">Light</button>
+      </span>
       <button id="detach" type="button">Detach</button>
     </div>
     <section id="share-panel" class="panel" hidden>
@@ -104,9 +113,11 @@ function page(instanceId: string): string {
     </section>
     <div id="observer-banner" class="banner" hidden></div>
     <div id="ended-banner" class="banner ended" hidden></div>
+    <div id="size-banner" class="banner" hidden></div>
     <p id="error" class="error" hidden></p>
     <p id="empty" class="empty">Pick a session on the left, or create one.</p>
     <div id="terminal"></div>
+    <div id="keybar" class="keybar" hidden></div>
   </main>
 </div>
 </body>

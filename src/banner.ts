@@ -5,8 +5,10 @@ import type { SessionRecord } from './ports.ts';
 export interface Listening {
   /** http://host:port, or https:// when serving TLS */
   origin: string;
-  /** The bearer token generated for this run (null when auth is off or tokens come from config). */
+  /** The dev token made at this start (null when auth is off, tokens come from config, or an earlier start's is kept). */
   devToken: string | null;
+  /** The dev token of an earlier start is kept: it works, but only its hash is here to show. */
+  devTokenKept?: boolean;
   /** The session `start` made (null for `serve`). */
   defaultSession: SessionRecord | null;
 }
@@ -20,7 +22,9 @@ export function banner(s: Listening, config: Config): string {
   lines.push(`  web page:    ${origin}/${s.devToken ? `#token=${s.devToken}` : ''}`);
   if (s.defaultSession) lines.push(`  attach URL:  ${ws}/agents/${instanceId}/sessions/${s.defaultSession.id}/attach`);
   lines.push(`  sessions:    ${origin}/agents/${instanceId}/sessions`);
-  if (s.devToken) lines.push(`  dev token:   ${s.devToken}`, '               (scope pty:control; printed once, only its hash is kept; a new one each start)');
+  // No "dev token:" label when it is kept: scripts that read the token from that line must not read a sentence.
+  if (s.devToken) lines.push(`  dev token:   ${s.devToken}`, `               (scope pty:control; printed once, only its hash is kept; ${config.devTokenPolicy === 'keep' ? 'it survives restarts; `pty-ws token` makes a new one' : 'a new one each start'})`);
+  else if (s.devTokenKept) lines.push('  auth:        the dev token printed at an earlier start still works (only its hash is kept);', '               `pty-ws token` makes a new one and prints it');
   else if (!config.auth) lines.push('  auth:        off (PTY_WS_AUTH=off): anyone who can reach this port can type into its sessions');
   else lines.push(`  auth:        bearer tokens from ${[config.tokensFile !== undefined ? 'PTY_WS_TOKENS_FILE' : '', (config.jwtSecret ?? config.jwtPublicKey ?? config.jwksUrl) !== undefined ? 'JWT' : ''].filter(Boolean).join(' and ')}`);
   return `${lines.join('\n')}\n`;

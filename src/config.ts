@@ -84,6 +84,12 @@ const SETTINGS = {
   jwksUrl: { env: 'PTY_WS_JWKS_URL', default: () => undefined, schema: optStr, help: 'accept JWT bearers verified against this JWKS URL' },
   jwtIssuer: { env: 'PTY_WS_JWT_ISSUER', default: () => undefined, schema: optStr, help: 'required JWT iss' },
   jwtAudience: { env: 'PTY_WS_JWT_AUDIENCE', default: () => undefined, schema: optStr, help: 'required JWT aud' },
+  devTokenPolicy: {
+    env: 'PTY_WS_DEV_TOKEN_POLICY',
+    default: 'keep',
+    schema: v.picklist(['keep', 'per-start']),
+    help: 'keep = one dev token across restarts (its hash in <state dir>/dev-token.json; `pty-ws token` makes a new one); per-start = a new one at every start, nothing stored',
+  },
   auth: { env: 'PTY_WS_AUTH', default: 'on', schema: onOff, help: 'off = no bearer needed (local development only)' },
   production: { env: 'PTY_WS_PRODUCTION', default: '0', schema: bool01, help: '1 = wss only, auth and subprotocol required' },
   tlsCert: { env: 'PTY_WS_TLS_CERT', default: () => undefined, schema: optStr, help: 'serve https/wss with this certificate file' },

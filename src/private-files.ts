@@ -27,6 +27,9 @@ const STICKY = 0o1000;
 const octal = (mode: number): string => `0${(mode & 0o7777).toString(8).padStart(3, '0')}`;
 const parentOf = (path: string): string => path.slice(0, Math.max(path.lastIndexOf('/'), 1));
 
+/** The dev token's hash, in the state directory (src/auth/dev-token.ts). */
+export const DEV_TOKEN_FILE = 'dev-token.json';
+
 /** SQLite's companions of a database file: they hold the same rows (the WAL most of all). */
 export const DATABASE_COMPANIONS = ['-wal', '-shm', '-journal'] as const;
 
@@ -52,6 +55,8 @@ export function securePrivateState({ stateDir, databaseFile }: PrivateState, fs:
   };
   fs.mkdir(stateDir, 0o700);
   own(stateDir, 0o700, 'directory');
+  // Whoever may write the dev token's hash may put their own token's there (src/auth/dev-token.ts).
+  own(`${stateDir}/${DEV_TOKEN_FILE}`, 0o600, 'file');
   if (databaseFile !== undefined) {
     const dir = parentOf(databaseFile);
     if (dir !== stateDir) {

@@ -72,7 +72,8 @@ describe('pty-ws attach', { timeout: 60_000 }, () => {
     await tmux.waitFor(/^\^]$/m);
     await tmux.sendKeys('C-]', 'd');
     expect(await tmux.waitForExit(), await tmux.screen()).toBe(0);
-    expect(await tmux.screen()).toContain('[pty-ws: detached]');
+    // `attach` gives the pane's screen back as it was (empty), so the line is at its top (see transcript).
+    expect(await tmux.transcript()).toContain('[pty-ws: detached]');
     await watcher.waitFor(() => watcher.client.membership.controllers.length === 0, 'the CLI gone from membership');
     const rest = await new SessionsApi({ origin: server.origin, instanceId: 'local', token: server.devToken }).get(id);
     expect(rest.state).toBe('running');
@@ -85,7 +86,7 @@ describe('pty-ws attach', { timeout: 60_000 }, () => {
     await tmux.waitFor('#');
     await tmux.type('exit 7');
     expect(await tmux.waitForExit()).toBe(7);
-    expect(await tmux.screen()).toContain('[pty-ws: the session ended: exit 7]');
+    expect(await tmux.transcript()).toContain('[pty-ws: the session ended: exit 7]');
   });
 
   it('resumes after a network cut with replay_from, repainting over its notice', async () => {

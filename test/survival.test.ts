@@ -38,7 +38,7 @@ afterEach(async () => {
 
 function run(args: string[]): Proc {
   let out = '';
-  const proc = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', PTY_WS_DEV_TOKEN_POLICY: 'per-start' }, stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const p = { proc, out: () => out, exit: new Promise((resolve) => proc.once('exit', resolve)) };

@@ -123,7 +123,7 @@ export class A2aControlPlane {
     const tasks = this.deps.tasks.forSession(session);
     if (events) events.whenEnded(() => tasks.unwatch(events.follower));
     try {
-      const run = await tasks.submit({ ...message, contextId: session.id }, { params: () => undefined, follower: events?.follower, accepted: events ? (task) => events.begin(task) : undefined });
+      const run = await tasks.submit({ ...message, contextId: session.id }, { params: () => undefined, sender: { client_id: `a2a:${p.id}`, label: `${p.id} (A2A)` }, follower: events?.follower, accepted: events ? (task) => events.begin(task) : undefined });
       return { run, tasks };
     } catch (e) {
       // A session started for a message that was then refused is not left running.

@@ -2,9 +2,9 @@
 // runtime's `readText` and hands their text to the portable parsers. The token map reloads on
 // demand (SIGHUP).
 import { ConfigError, type Config } from '../config.ts';
-import { randomToken, sha256Hex } from '../ids.ts';
 import type { Clock, Logger } from '../ports.ts';
 import { CompositeAuthenticator, NO_AUTH, type Authenticator } from './authenticator.ts';
+import { setUpDevToken, type DevTokenFile } from './dev-token.ts';
 import { createJwtAuthenticator, JwtConfigError, type JwtSettings } from './jwt.ts';
 import { securityProblems, securityWarnings } from './startup-policy.ts';
 import { parseTokenMap, TokenMapAuthenticator, TokenMapError, type TokenEntry } from './token-map.ts';
@@ -14,14 +14,16 @@ export type ReadText = (file: string) => string;
 
 export interface AuthSetup {
   auth: Authenticator;
-  /** The bearer token generated for this run (null when auth is off or tokens come from config). */
+  /** The dev token made at this start, to print once (null when auth is off, tokens come from config, or the stored one is kept). */
   devToken: string | null;
+  /** True when the dev token of an earlier start is kept (PTY_WS_DEV_TOKEN_POLICY=keep): nothing to print. */
+  devTokenKept: boolean;
   /** Re-reads PTY_WS_TOKENS_FILE; a broken file keeps the old map. Resolves false when nothing changed. */
   reloadTokens(): Promise<boolean>;
 }
 
 /** Throws ConfigError naming the setting (and file) for anything that would not work. */
-export async function setUpAuth(config: Config, clock: Clock, logger: Logger, readText: ReadText): Promise<AuthSetup> {
+export async function setUpAuth(config: Config, clock: Clock, logger: Logger, readText: ReadText, devTokenFile: DevTokenFile): Promise<AuthSetup> {
   const problems = securityProblems(config);
   if (problems.length) throw new ConfigError(problems);
   for (const w of securityWarnings(config)) logger.log('warn', w);
@@ -29,14 +31,14 @@ export async function setUpAuth(config: Config, clock: Clock, logger: Logger, re
     logger.log('warn', 'token reload requested but PTY_WS_TOKENS_FILE is not set');
     return false;
   };
-  if (!config.auth) return { auth: NO_AUTH, devToken: null, reloadTokens: nothingToReload };
+  if (!config.auth) return { auth: NO_AUTH, devToken: null, devTokenKept: false, reloadTokens: nothingToReload };
 
   const jwt = hasJwt(config) ? await jwtAuthenticator(config, clock, logger, readText) : null;
   if (config.tokensFile === undefined) {
-    if (jwt) return { auth: jwt, devToken: null, reloadTokens: nothingToReload };
-    const token = randomToken();
-    const dev = new TokenMapAuthenticator([{ sha256: await sha256Hex(token), principal: 'dev', scopes: ['pty:control'] }], clock);
-    return { auth: dev, devToken: token, reloadTokens: nothingToReload };
+    if (jwt) return { auth: jwt, devToken: null, devTokenKept: false, reloadTokens: nothingToReload };
+    const dev = await setUpDevToken(config.devTokenPolicy, devTokenFile, clock, logger);
+    if ('problem' in dev) throw new ConfigError([dev.problem]);
+    return { auth: dev.auth, devToken: dev.token, devTokenKept: dev.token === null, reloadTokens: nothingToReload };
   }
 
   const file = config.tokensFile;
@@ -51,7 +53,7 @@ export async function setUpAuth(config: Config, clock: Clock, logger: Logger, re
       return false;
     }
   };
-  return { auth: jwt ? new CompositeAuthenticator(tokens, jwt) : tokens, devToken: null, reloadTokens };
+  return { auth: jwt ? new CompositeAuthenticator(tokens, jwt) : tokens, devToken: null, devTokenKept: false, reloadTokens };
 }
 
 function readTokenMap(file: string, readText: ReadText): TokenEntry[] {

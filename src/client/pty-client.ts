@@ -34,6 +34,8 @@ export class PtyClient extends Emitter<PtyClientEvents> {
   private goodbyeReason: string | null = null;
   private socketError: string | undefined;
   private attempt = 0;
+  /** The session's counter as binding_hello told it (the scrollback replay starts below it). */
+  private helloSequence = 0;
   private everLive = false;
   private stopping: EndInfo | null = null;
   private ended: EndInfo | null = null;
@@ -172,6 +174,7 @@ export class PtyClient extends Emitter<PtyClientEvents> {
   private handle(msg: Incoming): void {
     switch (msg.type) {
       case 'hello':
+        this.helloSequence = msg.payload.session.current_sequence;
         this.emit('hello', msg.payload);
         return this.join();
       case 'goodbye':
@@ -242,7 +245,9 @@ export class PtyClient extends Emitter<PtyClientEvents> {
     const payload: Record<string, unknown> = { role: this.wantedRole };
     if (this.opts.label) payload.client_label = this.opts.label;
     if (this.size) Object.assign(payload, this.size);
-    const replayFrom = this.cursor.replayFrom() ?? this.opts.replayFrom;
+    const back = this.opts.scrollbackFrames;
+    const scrollbackFrom = back !== undefined && back > 0 && this.helloSequence > 0 ? Math.max(0, this.helloSequence - back) : undefined;
+    const replayFrom = this.cursor.replayFrom() ?? this.opts.replayFrom ?? scrollbackFrom;
     const { id, text } = requestFrame('pty.join_session', payload, replayFrom === undefined ? {} : { replay_from: replayFrom });
     this.joinId = id;
     this.setState('joining');

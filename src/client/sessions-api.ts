@@ -2,6 +2,7 @@
 // end sessions, and read recordings. Uses the runtime's fetch; the bearer goes in Authorization.
 import * as v from 'valibot';
 import { FleetSessionList, InstanceList, type FleetSessionInfo, type InstanceInfo } from '../protocol/fleet-info.ts';
+import { bytesToBase64 } from '../ids.ts';
 import { RestErrorBody, SessionInfo, SessionList } from '../protocol/session-info.ts';
 import { MintedShare, ShareList, type ShareInfo } from '../protocol/share-info.ts';
 
@@ -89,6 +90,18 @@ export class SessionsApi {
   /** The session's retained log as an asciicast v2 stream (the caller reads the body). */
   async recording(sessionId: string): Promise<Response> {
     const res = await this.fetch('GET', `/${encodeURIComponent(sessionId)}/recording.cast`);
+    if (!res.ok) throw await restError(res);
+    return res;
+  }
+
+  /** Puts a file into the session's working directory (routes/files.ts); never replaces one. */
+  uploadFile(sessionId: string, name: string, bytes: Uint8Array): Promise<{ name: string; directory: string; bytes: number }> {
+    return this.call('POST', `/${encodeURIComponent(sessionId)}/files`, v.object({ name: v.string(), directory: v.string(), bytes: v.number() }), { name, content_base64: bytesToBase64(bytes) });
+  }
+
+  /** A file of the session's working directory, as the response (its body is the bytes). */
+  async downloadFile(sessionId: string, name: string): Promise<Response> {
+    const res = await this.fetch('GET', `/${encodeURIComponent(sessionId)}/files/${encodeURIComponent(name)}`);
     if (!res.ok) throw await restError(res);
     return res;
   }

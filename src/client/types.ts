@@ -102,6 +102,14 @@ export interface PtyClientOptions {
    * client); absent, the first join starts from the Keyframe. Rejoins always use the cursor.
    */
   replayFrom?: number;
+  /**
+   * Without `replayFrom`: the first join replays up to this many log frames before the current one
+   * (binding_hello's `current_sequence`), so a consumer that keeps what scrolls off gets the
+   * session's recent output as scrollback, not only its screen (the page on reload or a late
+   * join; issue 21). The first Keyframe among them still repaints the screen; a log that no longer
+   * reaches back is REPLAY_OUT_OF_RANGE and the join's Keyframe repaints as without it.
+   */
+  scrollbackFrames?: number;
   webSocket: WebSocketFactory;
   /** Reconnect after a dropped connection (default on): exponential backoff between the delays. */
   reconnect?: { minDelayMs?: number; maxDelayMs?: number; maxAttempts?: number } | false;

@@ -18,7 +18,7 @@ import { SessionLog, type Numbering } from './session-log.ts';
 import { SessionScreen } from './session-screen.ts';
 import { SessionStream } from './session-stream.ts';
 import { processStarter } from './process-start.ts';
-import type { CloseReason, LogFrame, LogSink, Session, SessionObserver } from './types.ts';
+import type { AgentPresence, CloseReason, LogFrame, LogSink, Session, SessionObserver } from './types.ts';
 import { unicast } from './wire.ts';
 
 /** Output coalesced in one event-loop turn is cut into frames of at most this size. */
@@ -110,6 +110,11 @@ export class LiveSession implements Session, FlushContext, RosterContext {
 
   membership(): MembershipLists {
     return this.members.lists();
+  }
+
+  showAgents(agents: readonly AgentPresence[]): void {
+    // Once the process has ended, Closed follows: the members hear nothing more about who works in it.
+    if (this.members.setAgents(agents) && !this.lifecycle.ended) this.membershipChanged();
   }
 
   replayRange(replayFrom: number, upTo: number): Promise<LogEntry[] | BindingError> {

@@ -6,10 +6,12 @@ import type { Role } from '../protocol/pty-payloads.ts';
 import type { MembershipLists } from '../protocol/server-payloads.ts';
 import type { Member } from './member.ts';
 import { assignRole, changeRole, type RoleDecision } from './roles.ts';
-import type { LogFrame } from './types.ts';
+import type { AgentPresence, LogFrame } from './types.ts';
 
 export class Membership {
   private readonly members = new Map<string, Member>();
+  /** Agents with work in the session (the task runner's list): shown, never counted against capacity. */
+  private agents: readonly AgentPresence[] = [];
   /** Whether anyone has joined yet (as far as this router saw): the first joiner becomes controller. */
   private joinedBefore = false;
 
@@ -74,10 +76,32 @@ export class Membership {
     if (member.role !== 'controller') throw new BindingError('PERMISSION_DENIED', `observers cannot ${what}: request the controller role first`);
   }
 
+  /** False when the list is the one shown already. */
+  setAgents(agents: readonly AgentPresence[]): boolean {
+    if (JSON.stringify(agents) === JSON.stringify(this.agents)) return false;
+    this.agents = agents;
+    return true;
+  }
+
+  /**
+   * A joined member with work in the session is marked an agent where it is; an agent that never
+   * joined (an A2A caller, a connection that only sends tasks) is listed among the controllers,
+   * since it types into the terminal.
+   */
   lists(): MembershipLists {
+    const agents = new Map(this.agents.map((a) => [a.client_id, a]));
     const list = (role: Role) =>
-      [...this.members.values()].filter((m) => m.role === role).map((m) => (m.label ? { client_id: m.clientId, label: m.label } : { client_id: m.clientId }));
-    return { controllers: list('controller'), observers: list('observer') };
+      [...this.members.values()]
+        .filter((m) => m.role === role)
+        .map((m) => {
+          const agent = agents.get(m.clientId);
+          agents.delete(m.clientId);
+          return { client_id: m.clientId, ...(m.label ? { label: m.label } : {}), ...(agent ? { kind: 'agent' as const, activity: agent.activity } : {}) };
+        });
+    const controllers = list('controller');
+    const observers = list('observer');
+    for (const a of agents.values()) controllers.push({ client_id: a.client_id, label: a.label, kind: 'agent', activity: a.activity });
+    return { controllers, observers };
   }
 
   private counts(except?: Member): { controllers: number; observers: number } {

@@ -21,6 +21,14 @@ export type SessionEvent =
   | { kind: 'Closed'; exitCode: number | null; reason: CloseReason; detail?: string }
   | { kind: 'TaskStatusUpdate'; update: TaskStatusUpdatePayload; serviceParameters?: Record<string, unknown> };
 
+/** A client with a task queued or running in the session (docs/protocol.md, MembershipChanged `kind: "agent"`). */
+export interface AgentPresence {
+  client_id: string;
+  label: string;
+  /** What it is doing or waiting for, for the humans. */
+  activity: string;
+}
+
 /** A numbered log frame, encoded once for every connection it goes to (and the store). */
 export interface LogFrame {
   readonly sequence: number;
@@ -63,6 +71,8 @@ export interface Session {
   /** The argv the process was started with (null before it first started). */
   readonly argv: readonly string[] | null;
   membership(): MembershipLists;
+  /** The agents with work in the session now; a change is announced with MembershipChanged. */
+  showAgents(agents: readonly AgentPresence[]): void;
   /** Until the process ends, `observer` sees its output, controller input and end. */
   observe(observer: SessionObserver): void;
   /** Starts the process with the session's own settings if nobody has yet (a join does the same). */

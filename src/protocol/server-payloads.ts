@@ -16,7 +16,12 @@ export const ServerEnvelope = v.object({
 });
 export type ServerEnvelope = v.InferOutput<typeof ServerEnvelope>;
 
-export const Member = v.object({ client_id: v.string(), label: v.optional(v.string()) });
+/**
+ * `kind: "agent"` (an extension of pty-extensions-v1 §MembershipChanged, issue 21): a client with a
+ * task queued or running in the session, joined or not (an A2A caller never joins); `activity`
+ * says what it is doing or waiting for, e.g. "waiting for a human to finish their line".
+ */
+export const Member = v.object({ client_id: v.string(), label: v.optional(v.string()), kind: v.optional(v.literal('agent')), activity: v.optional(v.string()) });
 export type Member = v.InferOutput<typeof Member>;
 
 export const OutputPayload = v.object({ kind: v.literal('Output'), stream: v.optional(v.string()), data: v.string() });

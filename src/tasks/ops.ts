@@ -27,6 +27,7 @@ export function taskOps(service: TaskService): Record<string, OpHandler> {
       const tasks = service.forSession(ctx.session);
       const run = await tasks.submit(message, {
         params: () => ctx.serviceParameters,
+        sender: { client_id: ctx.clientId, label: ctx.principal.id },
         follower: streaming ? tasks.connection(ctx) : undefined,
         accepted: streaming ? (task) => ctx.reply('SendStreamingMessage.Accepted', { task_id: task.id }) : undefined,
       });

@@ -13,6 +13,7 @@ import type { TaskConnection } from './task-connection.ts';
 import { TaskFollowers, updateOf } from './task-followers.ts';
 import { TerminalGate } from './terminal-gate.ts';
 import { agentMessage, taskView, withStatus } from './task-objects.ts';
+import { agentPresence, type TaskSender } from './agent-presence.ts';
 import { keystrokes, planMessage, type TaskPlan } from './task-plan.ts';
 import { terminalText } from './terminal-text.ts';
 
@@ -46,6 +47,8 @@ export interface Run {
   plan: TaskPlan;
   /** Service parameters of the connection that last sent this task a message: they go on its events. */
   params: Params;
+  /** Who sent it: shown as an agent of the session while it is unfinished. */
+  sender: TaskSender;
   done: Promise<void>;
   resolveDone: () => void;
   capture: CommandCapture | null;
@@ -82,7 +85,7 @@ export class SessionTasks {
   // ------------------------------------------------------------------ operations
 
   /** A new task for the message, or the running task it continues; `accepted` runs once it is stored, before any event. */
-  async submit(msg: UserMessage, o: { params: Params; follower?: TaskConnection; accepted?: (task: Task) => void }): Promise<Run> {
+  async submit(msg: UserMessage, o: { params: Params; sender: TaskSender; follower?: TaskConnection; accepted?: (task: Task) => void }): Promise<Run> {
     if (msg.contextId !== undefined && msg.contextId !== this.session.id) {
       throw new BindingError('INVALID_REQUEST', `message.contextId ${JSON.stringify(msg.contextId)} is not this connection's session (${this.session.id})`);
     }
@@ -99,7 +102,7 @@ export class SessionTasks {
     const task: Task = { id, contextId: this.session.id, status: { state: 'TASK_STATE_SUBMITTED', timestamp: new Date(now).toISOString() }, history: [message], metadata };
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
-    const run: Run = { task, plan, params: o.params, done, resolveDone, capture: null, interruptTimer: null };
+    const run: Run = { task, plan, params: o.params, sender: o.sender, done, resolveDone, capture: null, interruptTimer: null };
     await this.persist(run, { messages: [{ position: 0, message }] });
     this.runs.set(id, run);
     o.accepted?.(taskView(run.task));
@@ -237,7 +240,13 @@ export class SessionTasks {
     return run;
   }
 
+  /** Runs the next task if the terminal is free, then shows who works in the session now. */
   private pump(): void {
+    this.advance();
+    this.showAgents();
+  }
+
+  private advance(): void {
     if (this.running || this.closed || this.queue.length === 0) return;
     const next = this.queue[0]!;
     const now = this.deps.clock.now();
@@ -249,6 +258,15 @@ export class SessionTasks {
     }
     this.queue.shift();
     this.start(next);
+  }
+
+  private showAgents(): void {
+    const next = this.closed ? undefined : this.queue[0];
+    const now = this.deps.clock.now();
+    const multiplexed = this.session.latestRecord.backend !== 'native';
+    const waitingFor = (run: Run) =>
+      run.plan.kind === 'command' ? this.gate.waitingFor(now, multiplexed) : this.gate.settlingFor(now) > 0 ? 'waiting for the terminal to settle after Ctrl-C' : null;
+    this.session.showAgents(agentPresence({ runs: this.runs.values(), running: this.running, next: next ? { sender: next.sender, waitingFor: waitingFor(next) } : null }));
   }
 
   /**

@@ -57,6 +57,15 @@ export class TerminalGate {
    * from its first byte, while a full-screen program inside it is drawn without any switch: the
    * stream cannot tell, so only the line and the humans are waited for (docs/architecture.md).
    */
+  /** What a command waits for now, in words for the humans (the presence list), or null when nothing. */
+  waitingFor(now: number, multiplexed = false): string | null {
+    if (this.lineDirty) return 'waiting for a human to finish their line';
+    if (this.fullScreen && !multiplexed) return 'waiting for the full-screen program to exit';
+    if (this.settlingFor(now) > 0) return 'waiting for the terminal to settle after Ctrl-C';
+    if (this.lastHumanInput + this.limits.humanQuietMs > now) return 'waiting for the typing to pause';
+    return null;
+  }
+
   busyFor(now: number, multiplexed = false): number {
     if (this.lineDirty || (this.fullScreen && !multiplexed)) return -1;
     return Math.max(0, this.lastHumanInput + this.limits.humanQuietMs - now, this.settlingFor(now));

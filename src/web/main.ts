@@ -10,6 +10,10 @@ import { InstancePicker } from './instance-picker.ts';
 import { SessionList } from './session-list.ts';
 import { SharePanel } from './share-panel.ts';
 import { TerminalView } from './terminal-view.ts';
+import { FONT_SIZES, Preferences, type Appearance } from './preferences.ts';
+import { KeyBar } from './key-bar.ts';
+import { wireFileButtons } from './file-buttons.ts';
+import type { Geometry } from '../client/types.ts';
 import { forgetToken, saveToken, takeToken } from './token.ts';
 
 /** The instance that served the page; the fragment's `instance` picks another. */
@@ -20,6 +24,12 @@ let api = new SessionsApi({ origin: location.origin, instanceId, token });
 let view: TerminalView | null = null;
 let sharePanel: SharePanel | null = null;
 let attached: string | null = null;
+
+const preferences = new Preferences(safeLocalStorage());
+let appearance = preferences.load();
+const keyBar = new KeyBar(byId('keybar'), (data) => view?.sendKeys(data), () => view?.focus());
+const pageTitle = document.title;
+let sizeTimer: ReturnType<typeof setTimeout> | undefined;
 
 const errorBox = byId('error');
 const tokenForm = byId<HTMLFormElement>('token-form');
@@ -101,6 +111,11 @@ function route(): void {
   show(byId('members-panel'), sessionId !== null);
   show(byId('empty'), sessionId === null);
   document.body.classList.toggle('watch-only', watchOnly);
+  document.title = pageTitle;
+  // On a phone the sidebar is a drawer: picking a session closes it.
+  if (sessionId !== null && window.matchMedia('(max-width: 700px)').matches) document.body.classList.remove('sidebar-toggled');
+  show(byId('size-banner'), false);
+  show(byId('keybar'), sessionId !== null);
   sharePanel?.close();
   sharePanel = null;
   byId('status').textContent = 'not attached';
@@ -120,7 +135,7 @@ function route(): void {
         onError: showError,
       });
   view = new TerminalView(
-    { api, sessionId, token, observe, label: params.get('label') || 'browser' },
+    { api, sessionId, token, observe, label: params.get('label') || 'browser', appearance, transformInput: (d) => keyBar.transform(d) },
     {
       container: byId('terminal'),
       status: byId('status'),
@@ -137,6 +152,10 @@ function route(): void {
         showError(why === 'gone' ? 'This session no longer exists.' : 'The token is no longer accepted.');
         if (why === 'unauthorized') show(tokenForm, true);
       },
+      onTitle: (title) => {
+        document.title = title ? `${title} · pty-ws` : pageTitle;
+      },
+      onSize: showSize,
       onWatchOnly: () => {
         attached = null;
         params.set('observe', '1');
@@ -165,24 +184,61 @@ byId('detach').addEventListener('click', () => {
   view = null;
   location.hash = '';
 });
-byId('recording').addEventListener('click', () => void download());
+wireFileButtons({
+  recording: byId('recording'),
+  upload: byId('upload'),
+  uploadInput: byId<HTMLInputElement>('upload-input'),
+  download: byId('download'),
+  result: byId('search-result'),
+  api: () => api,
+  session: () => attached,
+  onError: showError,
+});
 byId('share').addEventListener('click', () => void sharePanel?.toggle());
 window.addEventListener('hashchange', route);
+byId<HTMLInputElement>('search').addEventListener('keydown', (ev) => {
+  if (ev.key !== 'Enter') return;
+  ev.preventDefault();
+  byId('search-result').textContent = view?.find((ev.target as HTMLInputElement).value, ev.shiftKey ? 'newer' : 'older') ?? '';
+});
+byId('sidebar-toggle').addEventListener('click', () => document.body.classList.toggle('sidebar-toggled'));
+byId('font-smaller').addEventListener('click', () => setAppearance({ ...appearance, fontSize: Math.max(FONT_SIZES.min, appearance.fontSize - 1) }));
+byId('font-larger').addEventListener('click', () => setAppearance({ ...appearance, fontSize: Math.min(FONT_SIZES.max, appearance.fontSize + 1) }));
+byId('theme').addEventListener('click', () => setAppearance({ ...appearance, theme: appearance.theme === 'dark' ? 'light' : 'dark' }));
+setAppearance(appearance);
 setInterval(() => void refresh(), 5000);
 route();
 
-/** The attached session's recording as a .cast file: fetched with the bearer header, saved from a blob. */
-async function download(): Promise<void> {
-  if (!attached) return;
+/** Theme and font size: applied to the page and the terminal, remembered in this browser. */
+function setAppearance(a: Appearance): void {
+  appearance = a;
+  preferences.save(a);
+  document.body.classList.toggle('theme-light', a.theme === 'light');
+  byId('theme').textContent = a.theme === 'dark' ? 'Light' : 'Dark';
+  view?.setAppearance(a);
+}
+
+/**
+ * The session's size in the bar; a page too small for it says so instead of clipping silently.
+ * Only once it lasts: a controller's own font or window change is smaller for the moment its
+ * resize takes to come back.
+ */
+function showSize(session: Geometry | null, fits: Geometry | null): void {
+  byId('size-info').textContent = session ? `${session.cols}×${session.rows}` : '';
+  const banner = byId('size-banner');
+  clearTimeout(sizeTimer);
+  const smaller = session !== null && fits !== null && (fits.cols < session.cols || fits.rows < session.rows);
+  if (!smaller) return show(banner, false);
+  sizeTimer = setTimeout(() => {
+    banner.textContent = `This window shows ${Math.min(fits.cols, session.cols)}×${Math.min(fits.rows, session.rows)} of the session's ${session.cols}×${session.rows}: scroll to see the rest, or make the window larger or the font smaller (another controller's window sets the size).`;
+    show(banner, true);
+  }, 800);
+}
+
+function safeLocalStorage(): Storage | null {
   try {
-    const res = await api.recording(attached);
-    const url = URL.createObjectURL(await res.blob());
-    const a = document.createElement('a');
-    a.href = url;
-    a.download = `pty-ws-${attached}.cast`;
-    a.click();
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
-  } catch (e) {
-    showError(e instanceof Error ? e.message : String(e));
+    return window.localStorage;
+  } catch {
+    return null;
   }
 }

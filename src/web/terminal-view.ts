@@ -5,9 +5,15 @@ import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import { PtyClient } from '../client/pty-client.ts';
 import { RestError, type SessionsApi } from '../client/sessions-api.ts';
-import type { ConnectionState, Membership, Role } from '../client/types.ts';
+import type { ConnectionState, Geometry, Role } from '../client/types.ts';
 import { globalWebSocket } from '../client/websocket.ts';
-import { h, show } from './dom.ts';
+import { show } from './dom.ts';
+import { renderMembers } from './members.ts';
+import { THEMES, type Appearance } from './preferences.ts';
+import { registerClipboard, registerWebLinks, TerminalSearch } from './terminal-extras.ts';
+
+/** Log frames the first join replays for scrollback (bounded: the page never asks for the whole log). */
+const SCROLLBACK_FRAMES = 1000;
 
 export interface TerminalUi {
   container: HTMLElement;
@@ -25,6 +31,10 @@ export interface TerminalUi {
   onLost(reason: 'gone' | 'unauthorized'): void;
   /** This bearer may only observe (it asked for controller and was refused): watch instead. */
   onWatchOnly(): void;
+  /** The program set the terminal's title (OSC 0/2). */
+  onTitle(title: string): void;
+  /** The session's size, and the size this page could show (null before the first Keyframe). */
+  onSize(session: Geometry | null, fits: Geometry | null): void;
 }
 
 export interface TerminalOptions {
@@ -33,6 +43,9 @@ export interface TerminalOptions {
   token: string | null;
   observe: boolean;
   label: string;
+  appearance: Appearance;
+  /** Keyboard input on its way to the session (the key bar's sticky Ctrl). */
+  transformInput?: (data: string) => string;
 }
 
 export class TerminalView {
@@ -40,7 +53,10 @@ export class TerminalView {
   private readonly term: Terminal;
   private readonly fit = new FitAddon();
   private readonly resizeObserver: ResizeObserver;
+  private readonly search: TerminalSearch;
   private fitTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Whether anything was drawn yet: a repaint keeps what was as scrollback (issue 21). */
+  private drawn = false;
 
   constructor(
     private readonly opts: TerminalOptions,
@@ -50,11 +66,14 @@ export class TerminalView {
       cursorBlink: true,
       scrollback: 5000,
       fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace',
-      fontSize: 14,
+      fontSize: opts.appearance.fontSize,
       disableStdin: opts.observe,
-      theme: { background: '#101418', foreground: '#d8dee9', cursor: '#f0c674' },
+      theme: THEMES[opts.appearance.theme],
     });
     this.term.loadAddon(this.fit);
+    registerWebLinks(this.term, (url) => void window.open(url, '_blank', 'noopener,noreferrer'));
+    this.search = new TerminalSearch(this.term);
+    registerClipboard(this.term, navigator.clipboard as Navigator['clipboard'] | undefined, () => this.client.role === 'controller' && document.hasFocus());
     ui.container.replaceChildren();
     this.term.open(ui.container);
     const size = this.fit.proposeDimensions();
@@ -66,12 +85,16 @@ export class TerminalView {
       role: opts.observe ? 'observer' : 'controller',
       label: opts.label,
       ...(size && size.cols > 0 && size.rows > 0 ? { size: { cols: size.cols, rows: size.rows } } : {}),
+      scrollbackFrames: SCROLLBACK_FRAMES,
       webSocket: globalWebSocket,
     });
     this.wire();
     this.resizeObserver = new ResizeObserver(() => {
       clearTimeout(this.fitTimer);
-      this.fitTimer = setTimeout(() => this.fitToWindow(), 100);
+      this.fitTimer = setTimeout(() => {
+        this.fitToWindow();
+        this.reportSize();
+      }, 100);
     });
     this.resizeObserver.observe(ui.container);
     ui.toggleRole.onclick = () => this.client.requestRole(this.client.role === 'controller' ? 'observer' : 'controller');
@@ -91,6 +114,28 @@ export class TerminalView {
     }
   }
 
+  /** Theme and font size, now (a new font size refits: a controller asks for the size that fits). */
+  setAppearance(a: Appearance): void {
+    this.term.options.theme = THEMES[a.theme];
+    this.term.options.fontSize = a.fontSize;
+    this.fitToWindow();
+    this.reportSize();
+  }
+
+  /** Keys from the page (the key bar), sent like typed ones: only as a controller. */
+  sendKeys(data: string): void {
+    if (this.client.role === 'controller') this.client.send(data);
+  }
+
+  /** Searches the scrollback (Enter: older, Shift+Enter: newer); says where it found it. */
+  find(query: string, direction: 'older' | 'newer'): string {
+    return this.search.find(query, direction);
+  }
+
+  focus(): void {
+    this.term.focus();
+  }
+
   async detach(): Promise<void> {
     await this.client.leave();
     this.dispose();
@@ -105,16 +150,28 @@ export class TerminalView {
 
   private wire(): void {
     const { client, term } = this;
-    client.on('output', (data) => term.write(data));
+    client.on('output', (data) => {
+      this.drawn = true;
+      term.write(data);
+    });
     client.on('keyframe', (k) => {
       if (!k.repaint) return;
-      term.reset();
+      // What was drawn (the scrollback replay, or the screen before a lag) scrolls up into the
+      // scrollback instead of being wiped; then a soft reset, and the snapshot on a clear screen.
+      if (this.drawn) term.write(`${term.buffer.active.type === 'alternate' ? '\x1b[?1049l' : ''}\x1b[${term.rows};1H${'\n'.repeat(term.rows)}\x1b[!p\x1b[H\x1b[2J`);
+      else term.reset();
+      this.drawn = true;
       term.resize(k.cols, k.rows);
       term.write(k.snapshot);
+      this.reportSize();
     });
-    client.on('resize', (g) => term.resize(g.cols, g.rows));
+    client.on('resize', (g) => {
+      term.resize(g.cols, g.rows);
+      this.reportSize();
+    });
+    term.onTitleChange((title) => this.ui.onTitle(title));
     client.on('role', (r) => this.showRole(r.role, r.downgraded ? (r.reason ?? 'all controller seats are taken') : undefined));
-    client.on('membership', (m) => this.showMembers(m));
+    client.on('membership', (m) => renderMembers(m, this.client.clientId, this.ui));
     client.on('state', (state, info) => {
       this.setStatus(state, info.attempt);
       if (state === 'live' && client.role === 'controller') this.fitToWindow();
@@ -136,7 +193,7 @@ export class TerminalView {
       if (end.reason === 'refused' || end.reason === 'gave_up') this.ui.onError(`connection ${end.reason}: ${end.message ?? ''}`);
     });
     term.onData((data) => {
-      if (client.role === 'controller') client.send(data);
+      if (client.role === 'controller') client.send(this.opts.transformInput ? this.opts.transformInput(data) : data);
     });
     term.onBinary((data) => {
       if (client.role === 'controller') client.send(Uint8Array.from(data, (c) => c.charCodeAt(0)));
@@ -152,6 +209,12 @@ export class TerminalView {
     if (!g || g.cols !== d.cols || g.rows !== d.rows) this.client.resize(d.cols, d.rows);
   }
 
+  /** The session's size against what this page can show: a smaller page says so (issue 21). */
+  private reportSize(): void {
+    const d = this.fit.proposeDimensions();
+    this.ui.onSize(this.client.geometry, d && d.cols > 0 && d.rows > 0 ? { cols: d.cols, rows: d.rows } : null);
+  }
+
   private showRole(role: Role, downgradedBecause?: string): void {
     const observer = role === 'observer';
     this.term.options.disableStdin = observer;
@@ -164,13 +227,6 @@ export class TerminalView {
     show(this.ui.observerBanner, observer);
     document.body.classList.toggle('observing', observer);
     if (!observer) this.fitToWindow();
-  }
-
-  private showMembers(m: Membership): void {
-    const item = (member: { client_id: string; label?: string | undefined }) =>
-      h('li', { class: member.client_id === this.client.clientId ? 'me' : '' }, member.label || 'unlabelled', h('span', { class: 'id' }, ` ${member.client_id.slice(-6)}`), member.client_id === this.client.clientId && h('span', { class: 'you' }, ' (you)'));
-    this.ui.controllers.replaceChildren(...m.controllers.map(item));
-    this.ui.observers.replaceChildren(...m.observers.map(item));
   }
 
   private setStatus(state: ConnectionState, attempt = 0): void {

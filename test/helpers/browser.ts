@@ -1,5 +1,5 @@
 // Headless Chromium (Debian's `chromium`) driven by playwright-core, with a fresh profile per launch.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -30,10 +30,22 @@ export async function launchChromium(): Promise<Browser> {
   };
 }
 
-export async function screenshot(page: Page, name: string): Promise<string> {
+/** Where the README's screenshots are kept (docs/screenshots/, checked in). */
+export const README_SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url).pathname;
+
+/**
+ * A screenshot in test-output/. One the README shows (`readme`) is copied to docs/screenshots/
+ * too when PTY_WS_README_SCREENSHOTS=1: the checked-in pictures are taken by the browser tests,
+ * and only on purpose (they differ a little at every run).
+ */
+export async function screenshot(page: Page, name: string, opts: { readme?: boolean } = {}): Promise<string> {
   mkdirSync(TEST_OUTPUT, { recursive: true });
   const path = join(TEST_OUTPUT, name);
   await page.screenshot({ path });
+  if (opts.readme && process.env.PTY_WS_README_SCREENSHOTS === '1') {
+    mkdirSync(README_SCREENSHOTS, { recursive: true });
+    copyFileSync(path, join(README_SCREENSHOTS, name));
+  }
   return path;
 }
 

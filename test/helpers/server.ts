@@ -43,7 +43,9 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'pty-ws-test-'));
   const config: Config = {
     ...loadConfig(
-      { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '1000', ...env },
+      // per-start: a restart on the same dir prints (and `devToken` holds) a token again; the kept
+      // token's own tests (test/dev-token.test.ts) set PTY_WS_DEV_TOKEN_POLICY=keep.
+      { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '1000', PTY_WS_DEV_TOKEN_POLICY: 'per-start', ...env },
       { port: '0', 'state-dir': dir, ...flags },
     ),
     upgradeAttemptsPerSecond: 1000,

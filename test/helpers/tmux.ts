@@ -45,6 +45,14 @@ export class Tmux {
     return (await this.tmux('capture-pane', '-p', '-t', '0')).stdout;
   }
 
+  /**
+   * The pane's scrollback and screen. Read it after the command exited: tmux scrolls a dead pane
+   * by a line to write "Pane is dead" under it, so a line printed at the top goes into the scrollback.
+   */
+  async transcript(): Promise<string> {
+    return (await this.tmux('capture-pane', '-p', '-S', '-', '-t', '0')).stdout;
+  }
+
   async resize(cols: number, rows: number): Promise<void> {
     await this.tmux('resize-window', '-t', '0', '-x', String(cols), '-y', String(rows));
   }

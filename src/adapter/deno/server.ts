@@ -15,6 +15,7 @@ import { denoStateLockPort } from './state-lock-port.ts';
 import { checkWalFile } from '../../../storage/wal-check.ts';
 import { databaseFilePath, readSecretFiles, securePrivateState } from '../../private-files.ts';
 import { denoFileFacts } from './file-facts.ts';
+import { denoDevTokenFile } from './dev-token-file.ts';
 import { absolute, writeAll } from './io.ts';
 import { denoUpgradeWebSocket, wrapDenoSocket } from './ws-connection.ts';
 
@@ -28,7 +29,7 @@ export interface StartOptions {
 export async function startServer(settings: Config, opts: StartOptions = {}): Promise<ServedRouter> {
   const config = readSecretFiles(settings, denoFileFacts, (file) => Deno.readTextFileSync(file));
   const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId }, { pretty: Deno.stderr.isTerminal(), write: (l) => writeAll(Deno.stderr, l) });
-  const { auth, devToken, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger, (file) => Deno.readTextFileSync(file));
+  const { auth, devToken, devTokenKept, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger, (file) => Deno.readTextFileSync(file), denoDevTokenFile(config.stateDir));
   const tls = loadTls(config);
 
   const databaseFile = databaseFilePath(config.databaseUrl);
@@ -95,7 +96,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     throw e;
   });
 
-  return { port, origin, devToken, defaultSession, hub: router.hub, reloadTokens, close };
+  return { port, origin, devToken, devTokenKept, defaultSession, hub: router.hub, reloadTokens, close };
 }
 
 /** The certificate and key as PEM text, read now so a missing file stops the start with its name. */

@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, parseArgs, settingsHelp, type Config } from '.
 import { startServer, type RunningServer } from './server.ts';
 import { clientCommand } from './cli/client-commands.ts';
 import { nginxConfigCommand } from './cli/nginx-config.ts';
+import { tokenCommand } from './cli/token.ts';
 
 interface Command {
   /** The command with its arguments, as --help shows it. */
@@ -35,8 +36,12 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   attach: {
-    synopsis: 'attach <attach-url | session-id> [--token T] [--observe] [--binary] [--label L]',
-    help: ['attach this terminal to a session (detach: Ctrl-] then d); the token may come', 'from PTY_WS_TOKEN; exits with the session process\'s exit status'],
+    synopsis: 'attach <attach-url | session> [--token T] [--observe] [--binary] [--label L]',
+    help: [
+      'attach this terminal to a session (detach: Ctrl-] then d; Ctrl-] c take control);',
+      'a session is an id, a unique prefix of one, or a label; the token may come from',
+      "PTY_WS_TOKEN; exits with the session process's exit status",
+    ],
     run: (argv) => clientCommand(argv, usage()),
   },
   sessions: {
@@ -44,8 +49,13 @@ const COMMANDS: Record<string, Command> = {
     help: ['the REST control plane (pty-ws sessions --help)'],
     run: (argv) => clientCommand(argv, usage()),
   },
+  token: {
+    synopsis: 'token [--state-dir DIR]',
+    help: ['a new dev token for the server on DIR, printed once (the old one stops working)'],
+    run: tokenCommand,
+  },
   share: {
-    synopsis: 'share <session-id> [--control] [--expires 2h] [--label L] | --list | --revoke ID',
+    synopsis: 'share <session> [--control] [--expires 2h] [--label L] | --list | --revoke ID',
     help: ['share links: a page URL that watches (or, with --control, types in) one session'],
     run: (argv) => clientCommand(argv, usage()),
   },

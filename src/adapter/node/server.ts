@@ -31,6 +31,8 @@ import { WorkerScreens } from './worker-screens.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
 import { guardPendingConnections, type RequestSeen } from './handshake-guard.ts';
 import { bundledWebAssets } from './web-assets.ts';
+import { nodeDevTokenFile } from './dev-token-file.ts';
+import { nodeSessionFiles } from './session-files.ts';
 import { clientCertificateOf } from './client-certificate.ts';
 
 export interface RunningServer extends ServedRouter {
@@ -55,7 +57,7 @@ export interface StartOptions {
 export async function startServer(settings: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const config = readSecretFiles(settings, nodeFileFacts, (file) => readFileSync(file, 'utf8'));
   const logger = opts.logger ?? jsonLogger(config.logLevel, { instance: config.instanceId }, { pretty: process.stderr.isTTY, write: (l) => void process.stderr.write(l) });
-  const { auth, devToken, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger, (file) => readFileSync(file, 'utf8'));
+  const { auth, devToken, devTokenKept, reloadTokens } = await setUpAuth(config, { now: Date.now }, logger, (file) => readFileSync(file, 'utf8'), nodeDevTokenFile(config.stateDir));
   const tls = loadTls(config);
 
   const databaseFile = databaseFilePath(config.databaseUrl);
@@ -80,6 +82,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     },
     app: {
       webAssets: bundledWebAssets(logger),
+      sessionFiles: nodeSessionFiles,
       upgradeWebSocket,
       wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale, metrics),
       ...(tls?.requestCert ? { clientCertificate: clientCertificateOf } : {}),
@@ -141,7 +144,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     throw e;
   });
 
-  return { port, origin, devToken, defaultSession, hub: router.hub, ptyHostPid: () => router.ptyHost.pid(), reloadTokens, close };
+  return { port, origin, devToken, devTokenKept, defaultSession, hub: router.hub, ptyHostPid: () => router.ptyHost.pid(), reloadTokens, close };
 }
 
 interface TlsOptions {

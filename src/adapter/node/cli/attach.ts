@@ -1,13 +1,16 @@
-// `pty-ws attach <url|session-id>`: the local TTY in raw mode, joined to a session through the client
-// library. Window-size changes become resizes, Ctrl-] d detaches, a dropped connection is rejoined
-// with replay_from, and the session process's exit status becomes this command's.
+// `pty-ws attach <url|session-id>`: the local TTY in raw mode and in its own alternate screen,
+// joined to a session through the client library. Window-size changes become resizes, Ctrl-] d
+// detaches (c / o take or give up control), a dropped connection is rejoined with replay_from, and
+// the session process's exit status becomes this command's.
 import { hostname, userInfo } from 'node:os';
 import { constants } from 'node:os';
 import { PtyClient } from '../../../client/pty-client.ts';
 import type { ClosedInfo, EndInfo } from '../../../client/types.ts';
 import type { ClientConfig } from '../../../config.ts';
 import { nodeWebSocket } from '../ws-client.ts';
-import { DetachKey, REPAINT, RESTORE } from './terminal.ts';
+import { AttachScreen } from './attach-screen.ts';
+import { describeUnreachable } from './report.ts';
+import { ENTER, PrefixKey, RESTORE } from './terminal.ts';
 
 export interface AttachArgs {
   target: string;
@@ -22,23 +25,27 @@ export const CONNECTION_FAILED = 255;
 export async function attachCommand(args: AttachArgs, config: ClientConfig): Promise<number> {
   const { stdin, stdout, stderr } = process;
   const url = attachUrl(args.target, config);
-  const size = stdout.isTTY ? { cols: stdout.columns, rows: stdout.rows } : undefined;
+  const tty = stdout.isTTY === true;
+  const window = () => ({ cols: stdout.columns, rows: stdout.rows });
   const client = new PtyClient({
     url,
     token: config.token ?? null,
     binary: args.binary,
     role: args.observe ? 'observer' : 'controller',
     label: args.label ?? defaultLabel(),
-    ...(size ? { size } : {}),
+    ...(tty ? { size: window() } : {}),
     webSocket: nodeWebSocket(),
     reconnect: { maxAttempts: 30 },
   });
+  const screen = new AttachScreen(stdout, client, tty, sessionName(url));
 
   let noticeShown = false;
-  client.on('output', (data) => stdout.write(data));
+  client.on('output', (data) => screen.output(data));
   client.on('keyframe', (k) => {
-    if (k.repaint) stdout.write(Buffer.concat([Buffer.from(REPAINT), k.snapshot]));
+    if (k.repaint) screen.repaint(k.snapshot);
   });
+  client.on('role', (r) => screen.role(r.role, r.reason));
+  client.on('resize', () => screen.sizeChanged());
   client.on('state', (state) => {
     if (state === 'reconnecting' && !noticeShown) {
       noticeShown = true;
@@ -54,16 +61,22 @@ export async function attachCommand(args: AttachArgs, config: ClientConfig): Pro
   });
 
   const fitSession = () => {
-    if (client.role !== 'controller' || !stdout.isTTY) return;
+    if (client.role !== 'controller' || !tty) return;
     const g = client.geometry;
     if (!g || g.cols !== stdout.columns || g.rows !== stdout.rows) client.resize(stdout.columns, stdout.rows);
   };
-  const detachKey = new DetachKey();
+  const onWindow = () => {
+    fitSession();
+    screen.sizeChanged();
+  };
+  const prefixKey = new PrefixKey();
   const onInput = (chunk: Buffer) => {
-    const { send, detach } = detachKey.feed(chunk);
-    // Before the join and while reconnecting the client holds input for the (re)join.
-    if (send.byteLength > 0 && !args.observe && client.role !== 'observer') client.send(send);
-    if (detach) void client.leave();
+    const { send, action } = prefixKey.feed(chunk);
+    // Before the join and while reconnecting the client holds input for the (re)join; an observer's keys go nowhere.
+    const mayType = client.role === null ? !args.observe : client.role === 'controller';
+    if (send.byteLength > 0 && mayType) client.send(send);
+    if (action === 'detach') void client.leave();
+    if (action === 'control' || action === 'observe') client.requestRole(action === 'control' ? 'controller' : 'observer');
   };
   const onSignal = (signal: NodeJS.Signals) => {
     caughtSignal = signal;
@@ -73,9 +86,10 @@ export async function attachCommand(args: AttachArgs, config: ClientConfig): Pro
 
   const raw = stdin.isTTY === true;
   if (raw) stdin.setRawMode(true);
+  if (tty) stdout.write(ENTER);
   stdin.on('data', onInput);
   stdin.resume();
-  stdout.on('resize', fitSession);
+  stdout.on('resize', onWindow);
   for (const s of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.on(s, onSignal);
 
   let end: EndInfo;
@@ -84,18 +98,19 @@ export async function attachCommand(args: AttachArgs, config: ClientConfig): Pro
     end = await client.whenEnded();
   } finally {
     stdin.off('data', onInput);
-    stdout.off('resize', fitSession);
+    stdout.off('resize', onWindow);
     for (const s of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.off(s, onSignal);
     if (raw) stdin.setRawMode(false);
     stdin.pause();
-    if (stdout.isTTY) stdout.write(RESTORE);
+    screen.dispose();
+    if (tty) stdout.write(RESTORE);
   }
-  const { message, status } = outcome(end, caughtSignal);
+  const { message, status } = outcome(end, caughtSignal, url);
   stderr.write(`${message}\n`);
   return status;
 }
 
-function outcome(end: EndInfo, signal: NodeJS.Signals | null): { message: string; status: number } {
+function outcome(end: EndInfo, signal: NodeJS.Signals | null, url: string): { message: string; status: number } {
   switch (end.reason) {
     case 'session_closed':
       return { message: `[pty-ws: ${end.serverShutdown ? 'the server shut down; ' : ''}the session ended: ${describeClosed(end.closed)}]`, status: exitStatus(end.closed) };
@@ -104,7 +119,7 @@ function outcome(end: EndInfo, signal: NodeJS.Signals | null): { message: string
     case 'client_closed':
       return { message: `[pty-ws: ${signal ?? 'closed'}]`, status: signal ? 128 + (constants.signals[signal] ?? 0) : 0 };
     case 'refused':
-      return { message: `pty-ws: cannot attach: ${explain(end.message)}`, status: CONNECTION_FAILED };
+      return { message: `pty-ws: ${describeUnreachable(end.message, httpOrigin(url)) ?? `cannot attach: ${explain(end.message)}`}`, status: CONNECTION_FAILED };
     case 'gave_up':
       return { message: `pty-ws: ${end.serverShutdown ? 'the server shut down and did not come back' : 'connection lost'}: ${end.message ?? 'no answer'}`, status: CONNECTION_FAILED };
   }
@@ -141,6 +156,17 @@ export function attachUrl(target: string, config: ClientConfig): string {
   if (/^wss?:\/\//.test(target)) return target;
   if (/^https?:\/\//.test(target)) return target.replace(/^http/, 'ws');
   return `${config.serverUrl.replace(/^http/, 'ws')}/agents/${encodeURIComponent(config.instanceId)}/sessions/${encodeURIComponent(target)}/attach`;
+}
+
+/** http(s)://host:port of a ws(s) attach URL: the server as people name it. */
+function httpOrigin(url: string): string {
+  return new URL(url).origin.replace(/^ws/, 'http');
+}
+
+/** The session id of an attach URL, shortened as people read it. */
+function sessionName(url: string): string {
+  const id = decodeURIComponent(/\/sessions\/([^/]+)\/attach/.exec(url)?.[1] ?? '');
+  return id ? `session ${id.slice(0, 8)}` : 'the session';
 }
 
 function defaultLabel(): string {

@@ -1,11 +1,15 @@
 // The client commands of `pty-ws` (`attach`, `sessions`, `share`): flags checked, settings read, command run.
-import { ConfigError, loadClientConfig, parseArgs } from '../../../config.ts';
+import { SessionsApi } from '../../../client/sessions-api.ts';
+import { ConfigError, loadClientConfig, parseArgs, type ClientConfig } from '../../../config.ts';
 import { attachCommand } from './attach.ts';
 import { SESSIONS_USAGE, sessionsCommand } from './sessions.ts';
 import { SHARE_BOOLEAN_FLAGS, SHARE_FLAGS, SHARE_USAGE, shareCommand } from './share.ts';
+import { printable } from './printable.ts';
+import { describeUnreachable, reportFailure } from './report.ts';
+import { resolveSession } from './resolve-session.ts';
 
 const ATTACH_FLAGS = ['token', 'url', 'instance', 'observe', 'binary', 'label'];
-const SESSIONS_FLAGS = ['token', 'url', 'instance', 'json', 'all', 'command', 'label', 'cwd', 'cols', 'rows'];
+const SESSIONS_FLAGS = ['token', 'url', 'instance', 'json', 'all', 'command', 'label', 'cwd', 'cols', 'rows', 'backend'];
 
 /** `attach` and `sessions`: clients of a running server, configured by their own flags and env. */
 export async function clientCommand(argv: string[], usage: string): Promise<number> {
@@ -27,15 +31,43 @@ export async function clientCommand(argv: string[], usage: string): Promise<numb
       process.stdout.write(SHARE_USAGE);
       return 0;
     }
-    return shareCommand(args.positional[0], args.flags, config);
+    const id = args.positional[0] === undefined ? undefined : await sessionIdOr(args.positional[0], config, 1);
+    if (typeof id === 'number') return id;
+    return shareCommand(id, args.flags, config);
   }
-  if (args.command === 'sessions') return sessionsCommand(args.positional[0], args.positional.slice(1), args.flags, config);
+  if (args.command === 'sessions') {
+    const [sub, given] = args.positional;
+    if (sub !== 'delete' || given === undefined) return sessionsCommand(sub, args.positional.slice(1), args.flags, config);
+    const id = await sessionIdOr(given, config, 1);
+    return typeof id === 'number' ? id : sessionsCommand(sub, [id], args.flags, config);
+  }
   const target = args.positional[0];
   if (args.help || !target) {
     process.stdout.write(usage);
     return args.help ? 0 : 2;
   }
-  return attachCommand({ target, observe: Boolean(args.flags.observe), binary: Boolean(args.flags.binary), ...(args.flags.label ? { label: args.flags.label } : {}) }, config);
+  const resolved = /^(wss?|https?):\/\//.test(target) ? target : await sessionIdOr(target, config, CANNOT_ATTACH);
+  if (typeof resolved === 'number') return resolved;
+  return attachCommand({ target: resolved, observe: Boolean(args.flags.observe), binary: Boolean(args.flags.binary), ...(args.flags.label ? { label: args.flags.label } : {}) }, config);
+}
+
+/** `attach`'s status when it cannot attach (attach.ts CONNECTION_FAILED, as ssh). */
+const CANNOT_ATTACH = 255;
+
+/** The session a whole id, an id prefix or a label names; else the problem reported and `failStatus`. */
+async function sessionIdOr(given: string, config: ClientConfig, failStatus: number): Promise<string | number> {
+  const api = new SessionsApi({ origin: config.serverUrl, instanceId: config.instanceId, token: config.token ?? null });
+  try {
+    const r = await resolveSession(given, api);
+    if ('id' in r) return r.id;
+    process.stderr.write(`pty-ws: ${r.problem}\n`);
+    return failStatus;
+  } catch (e) {
+    const unreachable = describeUnreachable(e, config.serverUrl);
+    if (unreachable) process.stderr.write(`pty-ws: ${printable(unreachable)}\n`);
+    else reportFailure(e, config.serverUrl);
+    return failStatus;
+  }
 }
 
 /** Runs a settings loader; a bad setting is reported on stderr and gives null (exit status 2). */

@@ -7,8 +7,10 @@ import { table } from './table.ts';
 
 export const SESSIONS_USAGE = `usage:
   pty-ws sessions list [--all] [--json]   (--all: every instance sharing the server's database)
-  pty-ws sessions create [--command CMD] [--label L] [--cwd DIR] [--cols N --rows N] [--json]
-  pty-ws sessions delete <session-id>
+  pty-ws sessions create [--command CMD] [--label L] [--cwd DIR] [--cols N --rows N]
+                         [--backend native|tmux|screen] [--json]
+  pty-ws sessions delete <session>
+<session> is a session id, a unique prefix of one, or a label (as for attach and share).
 common flags: --url http://host:port (PTY_WS_URL), --token T (PTY_WS_TOKEN), --instance ID (PTY_WS_INSTANCE_ID)
 `;
 
@@ -45,7 +47,7 @@ export async function sessionsCommand(sub: string | undefined, positional: strin
         return usage(sub ? `unknown subcommand "${sub}"` : 'which subcommand?');
     }
   } catch (e) {
-    return reportFailure(e);
+    return reportFailure(e, config.serverUrl);
   }
 }
 
@@ -56,6 +58,11 @@ function createBody(flags: Record<string, string>): CreateSessionBody | string {
   if (flags.command) body.command = flags.command;
   if (flags.label) body.label = flags.label;
   if (flags.cwd) body.cwd = flags.cwd;
+  // tmux/screen sessions outlive the router (README, Sessions that outlive the router).
+  if (flags.backend) {
+    if (!['native', 'tmux', 'screen'].includes(flags.backend)) return `--backend ${JSON.stringify(flags.backend)}: native, tmux or screen`;
+    body.session_backend = flags.backend;
+  }
   if (flags.cols || flags.rows) {
     const cols = Number(flags.cols);
     const rows = Number(flags.rows);

@@ -6,11 +6,12 @@ import { reportFailure, reportUsage } from './report.ts';
 import { table } from './table.ts';
 
 export const SHARE_USAGE = `usage:
-  pty-ws share <session-id> [--control] [--expires DURATION] [--label NAME] [--json]
+  pty-ws share <session> [--control] [--expires DURATION] [--label NAME] [--json]
               mint a share link (watch-only unless --control) and print its page URL;
               DURATION like 90s, 30m, 2h, 7d (default 1h, at most 7d)
-  pty-ws share <session-id> --list [--json]
-  pty-ws share <session-id> --revoke SHARE_ID
+  pty-ws share <session> --list [--json]
+  pty-ws share <session> --revoke SHARE_ID
+<session> is a session id, a unique prefix of one, or a label.
 common flags: --url http://host:port (PTY_WS_URL), --token T (PTY_WS_TOKEN), --instance ID (PTY_WS_INSTANCE_ID)
 `;
 
@@ -56,7 +57,7 @@ export async function shareCommand(sessionId: string | undefined, flags: Record<
     }
     return 0;
   } catch (e) {
-    return reportFailure(e);
+    return reportFailure(e, config.serverUrl);
   }
 }
 

@@ -1,0 +1,53 @@
+// `pty-ws token`: a new dev token for the state directory (src/auth/dev-token.ts). Only the
+// token's hash is stored, so the old token cannot be shown again: this makes a new one, prints it
+// once, and the old one stops working (a running server reads the new hash within a second).
+import { resolve } from 'node:path';
+import { rotateDevToken } from '../../../auth/dev-token.ts';
+import { ConfigError, loadConfig, parseArgs } from '../../../config.ts';
+import { jsonLogger } from '../../../logger.ts';
+import { securePrivateState } from '../../../private-files.ts';
+import { nodeDevTokenFile } from '../dev-token-file.ts';
+import { nodeFileFacts } from '../file-facts.ts';
+
+export const TOKEN_USAGE = `usage: pty-ws token [--state-dir DIR]
+
+Makes a new dev token for the server on DIR (default ./.pty-ws, PTY_WS_STATE_DIR) and prints it
+once. Only its hash is stored, so an earlier token cannot be shown again: this replaces it, and
+the old token is refused from now on (a running server picks the new one up within a second;
+connections already open stay). For PTY_WS_DEV_TOKEN_POLICY=keep, the default.
+`;
+
+export async function tokenCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv);
+  if (args.help) {
+    process.stdout.write(TOKEN_USAGE);
+    return 0;
+  }
+  try {
+    const config = loadConfig(process.env, args.flags);
+    const unused = !config.auth
+      ? 'PTY_WS_AUTH=off: no token is needed'
+      : config.tokensFile !== undefined || config.jwtSecret !== undefined || config.jwtPublicKey !== undefined || config.jwksUrl !== undefined
+        ? 'bearers come from PTY_WS_TOKENS_FILE or JWT settings: the server makes no dev token'
+        : config.devTokenPolicy === 'per-start'
+          ? 'PTY_WS_DEV_TOKEN_POLICY=per-start: the server makes a new token at every start'
+          : undefined;
+    if (unused) {
+      process.stderr.write(`pty-ws token: ${unused}\n`);
+      return 2;
+    }
+    const logger = jsonLogger('warn', {}, { pretty: process.stderr.isTTY, write: (l) => void process.stderr.write(l) });
+    securePrivateState({ stateDir: resolve(config.stateDir) }, nodeFileFacts, logger);
+    const token = await rotateDevToken(nodeDevTokenFile(config.stateDir), { now: Date.now });
+    const origin = config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    process.stdout.write(`dev token:   ${token}\nweb page:    ${origin}/#token=${token}\n`);
+    process.stderr.write('(scope pty:control; printed once, only its hash is kept; the previous dev token is refused from now on)\n');
+    return 0;
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`pty-ws: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}

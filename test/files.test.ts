@@ -1,0 +1,98 @@
+// File transfer (issue 21, routes/files.ts): upload into a session's working directory and download
+// from it over REST with pty:control, against the real router and a real directory; the page's
+// Upload and Download buttons in headless Chromium.
+import { lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { launchChromium, waitForText, type Browser } from './helpers/browser.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+let server: TestServer | null = null;
+let browser: Browser | null = null;
+
+afterEach(async () => {
+  await browser?.close();
+  browser = null;
+  await server?.stop();
+  server = null;
+});
+
+const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
+
+async function call(s: TestServer, method: string, path: string, token: string, body?: unknown): Promise<Response> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  return fetch(`${s.origin}/agents/local/sessions${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+}
+
+describe('file transfer', { timeout: 90_000 }, () => {
+  it('uploads into the working directory and downloads from it, never replacing, never through a symlink, pty:control only', async () => {
+    server = await startTestServer();
+    const token = server.devToken!;
+    const work = join(server.dir, 'work');
+    mkdirSync(work);
+    const { session_id: id } = await server.createSession({ cwd: work, label: 'files' });
+
+    const up = await call(server, 'POST', `/${id}/files`, token, { name: 'hello.txt', content_base64: b64('hi there\n') });
+    expect(up.status, await up.clone().text()).toBe(201);
+    expect(await up.json()).toEqual({ name: 'hello.txt', directory: work, bytes: 9 });
+    expect(readFileSync(join(work, 'hello.txt'), 'utf8')).toBe('hi there\n');
+    expect(lstatSync(join(work, 'hello.txt')).mode & 0o777).toBe(0o600);
+
+    const again = await call(server, 'POST', `/${id}/files`, token, { name: 'hello.txt', content_base64: b64('other') });
+    expect(again.status).toBe(409);
+    expect(readFileSync(join(work, 'hello.txt'), 'utf8')).toBe('hi there\n');
+    for (const name of ['../escape.txt', 'sub/x', '..', '']) {
+      expect((await call(server, 'POST', `/${id}/files`, token, { name, content_base64: b64('x') })).status, name).toBe(400);
+    }
+
+    const down = await call(server, 'GET', `/${id}/files/hello.txt`, token);
+    expect(down.status).toBe(200);
+    expect(down.headers.get('content-disposition')).toBe("attachment; filename*=UTF-8''hello.txt");
+    expect(Buffer.from(await down.arrayBuffer()).toString()).toBe('hi there\n');
+    expect((await call(server, 'GET', `/${id}/files/missing.txt`, token)).status).toBe(404);
+
+    // A symlink at the name is neither read through nor written through.
+    writeFileSync(join(server.dir, 'secret.txt'), 'secret');
+    symlinkSync(join(server.dir, 'secret.txt'), join(work, 'link.txt'));
+    const viaLink = await call(server, 'GET', `/${id}/files/link.txt`, token);
+    expect(viaLink.status).toBe(403);
+    expect(await viaLink.text()).not.toContain('secret');
+    expect((await call(server, 'POST', `/${id}/files`, token, { name: 'link.txt', content_base64: b64('overwritten') })).status).toBe(409);
+    expect(readFileSync(join(server.dir, 'secret.txt'), 'utf8')).toBe('secret');
+    expect((await call(server, 'GET', `/${id}/files/..%2Fsecret.txt`, token)).status).toBe(400);
+
+    // Too large: refused before anything is written.
+    const big = await call(server, 'POST', `/${id}/files`, token, { name: 'big.bin', content_base64: Buffer.alloc(9 * 1024 * 1024).toString('base64') });
+    expect(big.status).toBe(413);
+    expect(() => lstatSync(join(work, 'big.bin'))).toThrow(/ENOENT/);
+
+    // A watch share (pty:observe) may do neither.
+    const minted = (await (await call(server, 'POST', `/${id}/shares`, token, { scope: 'pty:observe' })).json()) as { token: string };
+    expect((await call(server, 'GET', `/${id}/files/hello.txt`, minted.token)).status).toBe(403);
+    expect((await call(server, 'POST', `/${id}/files`, minted.token, { name: 'guest.txt', content_base64: b64('x') })).status).toBe(403);
+  });
+
+  it("the page's Upload and Download buttons", async () => {
+    server = await startTestServer();
+    const work = join(server.dir, 'work');
+    mkdirSync(work);
+    writeFileSync(join(work, 'report.txt'), 'from the session\n');
+    const { session_id: id } = await server.createSession({ cwd: work });
+    browser = await launchChromium();
+    const page = await browser.context.newPage();
+    await page.goto(`${server.origin}/#token=${server.devToken}&session=${id}&label=me`);
+    await waitForText(page, '#status', /^live$/);
+
+    await page.locator('#upload-input').setInputFiles({ name: 'notes.md', mimeType: 'text/markdown', buffer: Buffer.from('# uploaded from the page\n') });
+    await waitForText(page, '#search-result', /uploaded notes\.md \(25 bytes\)/);
+    expect(readFileSync(join(work, 'notes.md'), 'utf8')).toBe('# uploaded from the page\n');
+
+    page.once('dialog', (d) => void d.accept('report.txt'));
+    const download = page.waitForEvent('download');
+    await page.locator('#download').click();
+    const saved = await download;
+    expect(saved.suggestedFilename()).toBe('report.txt');
+    expect(readFileSync((await saved.path())!, 'utf8')).toBe('from the session\n');
+  });
+});
