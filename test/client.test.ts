@@ -1,6 +1,7 @@
 // The client library against the real server, PTY host and libSQL file: joining, roles, a network cut
 // healed with replay_from, a cut longer than retention healed by a Keyframe, the exit code, and Deno.
 import { spawn } from 'node:child_process';
+import { createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { nodeWebSocket } from '../src/adapter/node/ws-client.ts';
 import { PtyClient } from '../src/client/pty-client.ts';
@@ -10,6 +11,7 @@ import type { WebSocketFactory } from '../src/client/websocket.ts';
 import { ClientProbe, count } from './helpers/probe.ts';
 import { startProxy, type CuttableProxy } from './helpers/proxy.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { until } from './helpers/wait.ts';
 
 let server: TestServer | null = null;
 let proxy: CuttableProxy | null = null;
@@ -137,6 +139,31 @@ describe('client library against the server', () => {
     expect(far.output()).not.toContain('line-1\r\n');
     expect(await viewport(far)).toEqual(await viewport(near));
     expect((await viewport(far)).join('\n')).toContain('done-25');
+  });
+
+  it('closed while its socket is still connecting, ends quietly (Ctrl-] d before the server answered)', async () => {
+    // A server that accepts the TCP connection and never answers the upgrade.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    const crashes: unknown[] = [];
+    const onCrash = (e: unknown): void => void crashes.push(e);
+    process.on('uncaughtException', onCrash);
+    try {
+      const client = new PtyClient({ url: `ws://127.0.0.1:${port}/agents/local/sessions/x/attach`, token: 't', webSocket: nodeWebSocket(), size: { cols: 80, rows: 24 } });
+      const connecting = client.connect().catch((e: unknown) => e);
+      await until(() => sockets.length > 0, 'the TCP connection');
+      client.close();
+      expect(await client.whenEnded()).toMatchObject({ reason: 'client_closed' });
+      await connecting;
+      await new Promise((r) => setTimeout(r, 100));
+      expect(crashes).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onCrash);
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
   });
 
   it('ends with the exit code of the session process, from Closed', async () => {

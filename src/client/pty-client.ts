@@ -313,7 +313,12 @@ export class PtyClient extends Emitter<PtyClientEvents> {
 
   /** Stops listening to a socket: late events from it can no longer touch this client. */
   private abandon(ws: WebSocketLike | null): void {
-    if (ws) ws.onopen = ws.onmessage = ws.onerror = ws.onclose = null;
+    if (ws) {
+      ws.onopen = ws.onmessage = ws.onclose = null;
+      // Not null: a socket closed while it connects reports that as an error event, which Node's
+      // `ws` throws when nobody listens (Ctrl-] d before the server answered).
+      ws.onerror = () => undefined;
+    }
     if (this.ws === ws) this.ws = null;
     this.keepalive.stop();
   }
