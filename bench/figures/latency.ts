@@ -4,6 +4,7 @@ import { BenchClient } from '../lib/client.ts';
 import type { Relay } from '../lib/relay.ts';
 import type { BenchServer } from '../lib/server.ts';
 import { percentile } from '../lib/stats.ts';
+import type { Ttyd } from '../lib/ttyd.ts';
 
 export const ECHO_ARGV = ['/bin/sh', '-c', "stty raw -echo; echo ready; exec cat"];
 
@@ -113,6 +114,15 @@ export async function serverEcho(server: BenchServer, samples: number, warmup: n
 export async function relayEcho(relay: Relay, samples: number, warmup: number): Promise<Latency> {
   const c = await BenchClient.connectRaw(relay.url(ECHO_ARGV));
   await within(whenReady(c), 10_000, 'the relayed echo session');
+  const times = await echoLoop(c, [c], samples, warmup, true);
+  c.close();
+  return summarize(times.map((t) => t[0]!));
+}
+
+/** Echo through ttyd (bench/lib/ttyd.ts) started with ECHO_ARGV: the same loop, its own framing. */
+export async function ttydEcho(ttyd: Ttyd, samples: number, warmup: number): Promise<Latency> {
+  const c = await ttyd.connect(80, 24);
+  await within(whenReady(c), 10_000, 'the ttyd echo session');
   const times = await echoLoop(c, [c], samples, warmup, true);
   c.close();
   return summarize(times.map((t) => t[0]!));
