@@ -9,14 +9,14 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { coldStart } from './figures/cold-start.ts';
 import { fanOut } from './figures/fanout.ts';
-import { ECHO_ARGV, nodePtyEcho, relayEcho, serverEcho, ttydEcho, type Latency } from './figures/latency.ts';
+import { echoFigure } from './figures/echo-rounds.ts';
+import { serverEcho, type Latency } from './figures/latency.ts';
 import { replay } from './figures/replay.ts';
 import { scale } from './figures/scale.ts';
 import { throughput } from './figures/throughput.ts';
-import { startRelay } from './lib/relay.ts';
 import { startBenchServer } from './lib/server.ts';
 import type { Spread } from './lib/stats.ts';
-import { findTtyd, startTtyd } from './lib/ttyd.ts';
+import { findTtyd } from './lib/ttyd.ts';
 
 const MB = Number(process.env.BENCH_MB ?? 200);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -132,30 +132,17 @@ async function main(): Promise<void> {
       }
     }
     if (ONLY.has('latency')) {
-      console.log('figure 2: echo latency …');
-      const base = await nodePtyEcho(1000, 100);
-      const relayServer = await startRelay();
-      const relayed = await relayEcho(relayServer, 1000, 100).finally(() => relayServer.stop());
-      let ttyd: Latency | null = null;
-      try {
-        if (!('path' in ttydBinary)) throw new Error(`ttyd not found at ${ttydBinary.missing}`);
-        const echoTtyd = await startTtyd(ttydBinary.path, ECHO_ARGV);
-        ttyd = await ttydEcho(echoTtyd, 1000, 100).finally(() => echoTtyd.stop());
-      } catch (e) {
-        row('2 echo latency, ttyd', `skipped: ${(e as Error).message}`, '', null, '', null);
-      }
-      row('2 echo latency, bare one-process WS relay', `p50 ${f2(relayed.p50)} / p90 ${f2(relayed.p90)} / p99 ${f2(relayed.p99)} ms`, `p50 ${f2(base.p50)} / p99 ${f2(base.p99)} ms`, relayed.p99 / base.p99, '', null);
-      const server = await startBenchServer(LIMITS);
-      try {
-        const bin = await serverEcho(server, 1000, 100, 0, true);
-        const json = await serverEcho(server, 1000, 100, 0, false);
-        results.latency = { nodePty: base, relay: relayed, ttyd, binary: bin.controller, json: json.controller };
-        row('2 echo latency, binary', `p50 ${f2(bin.controller.p50)} / p90 ${f2(bin.controller.p90)} / p99 ${f2(bin.controller.p99)} ms`, `p50 ${f2(base.p50)} / p99 ${f2(base.p99)} ms`, bin.controller.p99 / base.p99, 'p99 ≤ 2 ms', bin.controller.p99 <= 2);
-        row('2 echo latency, JSON', `p50 ${f2(json.controller.p50)} / p90 ${f2(json.controller.p90)} / p99 ${f2(json.controller.p99)} ms`, `p50 ${f2(base.p50)} / p99 ${f2(base.p99)} ms`, json.controller.p99 / base.p99, 'p99 ≤ 2 ms', json.controller.p99 <= 2);
-        if (ttyd) echoVsTtyd(ttyd, base, { binary: bin.controller, JSON: json.controller });
-      } finally {
-        await server.stop();
-      }
+      console.log(`figure 2: echo latency, ${RUNS} interleaved rounds …`);
+      const l = await echoFigure(ttydBinary, LIMITS, RUNS, 1000, 100);
+      results.latency = l;
+      const base = l.nodePty;
+      const pcts = (x: Latency) => `p50 ${f2(x.p50)} / p90 ${f2(x.p90)} / p99 ${f2(x.p99)} ms`;
+      const floor = `p50 ${f2(base.p50)} / p99 ${f2(base.p99)} ms`;
+      row('2 echo latency, bare one-process WS relay', pcts(l.relay), floor, l.relay.p99 / base.p99, '', null);
+      row('2 echo latency, binary', pcts(l.binary), floor, l.binary.p99 / base.p99, 'p99 ≤ 2 ms', l.binary.p99 <= 2);
+      row('2 echo latency, JSON', pcts(l.json), floor, l.json.p99 / base.p99, 'p99 ≤ 2 ms', l.json.p99 <= 2);
+      if ('skipped' in l.ttyd) row('2 echo latency, ttyd', `skipped: ${l.ttyd.skipped}`, '', null, '', null);
+      else echoVsTtyd(l.ttyd, base, { binary: l.binary, JSON: l.json });
     }
     if (ONLY.has('replay')) {
       console.log('figure 4: replay …');

@@ -56,7 +56,8 @@ export async function startTtyd(binary: string, argv: string[]): Promise<Ttyd> {
     function fail(why: string) {
       clearTimeout(timer);
       child.kill('SIGKILL');
-      reject(new Error(`ttyd ${why}: ${err.trim().split('\n').slice(-3).join(' | ')}`));
+      const tail = err.trim().split('\n').slice(-3).join(' | ');
+      reject(new Error(`ttyd ${why}${tail ? `: ${tail}` : ''}`));
     }
     child.once('error', (e) => fail(e.message));
     child.once('exit', (code) => fail(`exited (${code})`));
