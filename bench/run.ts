@@ -1,7 +1,8 @@
 // `npm run bench`: figures from the real server, PTY host and libSQL file on loopback, each next to a
 // baseline measured in the same run. Prints a table and writes bench/results/<time>.json.
 // Knobs: BENCH_MB (payload size, default 200), BENCH_RUNS (default 3), BENCH_SESSIONS (default 1000),
-// BENCH_ONLY (comma list of figures: throughput,latency,fanout,replay,scale,coldstart), BENCH_TTYD
+// BENCH_ONLY (comma list of figures: throughput,latency,fanout,replay,scale,coldstart; `trace`, the
+// echo path hop by hop, runs only when named), BENCH_TTYD
 // (the ttyd binary measured beside pty-ws; default <repo>/../shared/bin/ttyd, its rows skipped if absent).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { coldStart } from './figures/cold-start.ts';
 import { fanOut } from './figures/fanout.ts';
 import { echoFigure } from './figures/echo-rounds.ts';
+import { hopTrace } from './figures/hop-trace.ts';
 import { serverEcho, type Latency } from './figures/latency.ts';
 import { replay } from './figures/replay.ts';
 import { scale } from './figures/scale.ts';
@@ -143,6 +145,13 @@ async function main(): Promise<void> {
       row('2 echo latency, JSON', pcts(l.json), floor, l.json.p99 / base.p99, 'p99 ≤ 2 ms', l.json.p99 <= 2);
       if ('skipped' in l.ttyd) row('2 echo latency, ttyd', `skipped: ${l.ttyd.skipped}`, '', null, '', null);
       else echoVsTtyd(l.ttyd, base, { binary: l.binary, JSON: l.json });
+    }
+    if (ONLY.has('trace')) {
+      console.log('figure 2t: the echo path hop by hop (PTY_HOP_TRACE_DIR) …');
+      const h = await hopTrace(LIMITS, 1000, 100);
+      results.hopTrace = h;
+      row('2t echo, binary, traced (total)', `p50 ${f2(h.total.p50)} / p90 ${f2(h.total.p90)} / p99 ${f2(h.total.p99)} ms`, h.unmatched ? `${h.unmatched} samples unmatched` : '', null, '', null);
+      for (const s of h.segments) row(`2t  ${s.segment}`, `p50 ${f2(s.p50)} / p90 ${f2(s.p90)} / p99 ${f2(s.p99)} ms`, '', null, '', null);
     }
     if (ONLY.has('replay')) {
       console.log('figure 4: replay …');

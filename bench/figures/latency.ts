@@ -54,7 +54,7 @@ export async function nodePtyEchoTimes(samples: number, warmup: number): Promise
  * Resolves once `ready` has reached the client: as live output, or already folded into the join's
  * Keyframe when the shell printed it before the join finished.
  */
-function whenReady(c: BenchClient): Promise<void> {
+export function whenReady(c: BenchClient): Promise<void> {
   return new Promise<void>((resolve) =>
     c.on((f, d) => {
       const snapshot = f?.payload.kind === 'Keyframe' ? Buffer.from(String(f.payload.snapshot), 'base64') : null;
@@ -64,7 +64,7 @@ function whenReady(c: BenchClient): Promise<void> {
 }
 
 /** Rejects after `ms`: a lost echo ends the benchmark with an error instead of a hang. */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing in ${ms} ms`)), ms)));
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
