@@ -46,9 +46,19 @@ export async function echoFigure(ttydBinary: TtydBinary, serverEnv: Record<strin
         binary: (n, w) => serverEchoTimes(server, n, w, true),
         json: (n, w) => serverEchoTimes(server, n, w, false),
       };
-      if (ttyd) systems.ttyd = (n, w) => ttydEchoTimes(ttyd, n, w);
+      // A ttyd that fails mid-run (it died, an echo was lost) ends its rows, not the run.
+      if (ttyd)
+        systems.ttyd = async (n, w) => {
+          if (skipped) return [];
+          try {
+            return await ttydEchoTimes(ttyd, n, w);
+          } catch (e) {
+            skipped = `ttyd failed: ${(e as Error).message}`;
+            return [];
+          }
+        };
       const l = await echoRounds(systems, rounds, samples, warmup);
-      return { nodePty: l.nodePty!, relay: l.relay!, binary: l.binary!, json: l.json!, ttyd: l.ttyd ?? { skipped } };
+      return { nodePty: l.nodePty!, relay: l.relay!, binary: l.binary!, json: l.json!, ttyd: l.ttyd && !skipped ? l.ttyd : { skipped } };
     } finally {
       await server.stop();
     }

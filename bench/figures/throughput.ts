@@ -184,7 +184,14 @@ export async function throughput(file: string, size: number, runs: number, ttydB
     for (let i = 0; i < runs; i++) {
       base.push(await nodePtyBaseline(file, size, digest));
       relayed.push(await relayRun(relay, file, size, digest));
-      if (ttyd) ttydRuns.push(await ttydRun(ttyd, size, digest));
+      // A ttyd that fails mid-run (it died, it refused the socket) ends its rows, not the run.
+      if (ttyd && !ttydSkipped) {
+        try {
+          ttydRuns.push(await ttydRun(ttyd, size, digest));
+        } catch (e) {
+          ttydSkipped = `ttyd failed: ${(e as Error).message}`;
+        }
+      }
       bin.push(await serverRun(server, file, size, digest, true));
       json.push(await serverRun(server, file, size, digest, false));
       noCadence.push(await serverRun(quiet, file, size, digest, true));
@@ -212,7 +219,7 @@ export async function throughput(file: string, size: number, runs: number, ttydB
     binary: spread(bin.map((r) => r.mbps)),
     json: spread(json.map((r) => r.mbps)),
     binaryNoCadence: spread(noCadence.map((r) => r.mbps)),
-    ttyd: ttyd ? { mbps: spread(ttydRuns.map((r) => r.mbps)), verified: ttydRuns.every((r) => r.verified), cpuPer100MB: spread(ttydRuns.map((r) => r.cpuPer100MB)) } : { skipped: ttydSkipped },
+    ttyd: ttyd && !ttydSkipped ? { mbps: spread(ttydRuns.map((r) => r.mbps)), verified: ttydRuns.every((r) => r.verified), cpuPer100MB: spread(ttydRuns.map((r) => r.cpuPer100MB)) } : { skipped: ttydSkipped },
     rowsPerSec: spread(withLog.map((r) => r.rowsPerSec!)),
     logMBps: spread(withLog.map((r) => r.logMBps!)),
     durabilityDelayMs: spread(withLog.map((r) => r.durabilityDelayMs!)),
