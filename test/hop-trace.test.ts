@@ -7,9 +7,25 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HOP_TRACE_ENV, hopTraceFromEnv } from '../src/adapter/node/hop-trace.ts';
+import { binaryEcho } from './helpers/client.ts';
 import { useHost, WAIT } from './helpers/pty-host.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
 
 const ECHO = ['/bin/sh', '-c', 'stty raw -echo; echo ready; exec cat'];
+
+/** Polls until `dir`'s trace has `chain` after `from`, each hop after the one before. */
+async function expectChain(dir: string, from: number, chain: Array<[string, string]>): Promise<void> {
+  // The processes write their lines every 100 ms.
+  await vi.waitFor(() => {
+    const after = events(dir).filter((e) => e.t >= from);
+    let at = 0;
+    for (const [hop, type] of chain) {
+      const i = after.findIndex((e, k) => k >= at && e.hop === hop && (!type || e.type === type));
+      expect(i, `${hop} (${type || 'any'}) after the hop before it`).toBeGreaterThanOrEqual(0);
+      at = i;
+    }
+  }, WAIT);
+}
 
 function events(dir: string): Array<{ hop: string; t: number; type: string }> {
   return readdirSync(dir)
@@ -47,25 +63,49 @@ describe('hop trace', () => {
     const sentAt = performance.timeOrigin + performance.now();
     h.host.write(sessionId, new TextEncoder().encode('k'));
     await h.rec.waitForOutput(sessionId, /ready\r?\nk/);
-    const path_ = [
+    await expectChain(traceDir, sentAt, [
       ['router.to_host', 'write'],
       ['host.in', 'write'],
       ['host.pty_write', ''],
       ['host.pty_read', ''],
       ['host.out', 'data'],
       ['router.from_host', 'data'],
-    ];
-    // The processes write their lines every 100 ms: poll until the whole chain is there, in order.
-    await vi.waitFor(() => {
-      const after = events(traceDir).filter((e) => e.t >= sentAt);
-      let at = 0;
-      for (const [hop, type] of path_) {
-        const i = after.findIndex((e, k) => k >= at && e.hop === hop && (!type || e.type === type));
-        expect(i, `${hop} (${type}) after the hop before it`).toBeGreaterThanOrEqual(0);
-        at = i;
-      }
-    }, WAIT);
+    ]);
     // Both processes wrote: the router's host connection and the host.
     expect(readdirSync(traceDir).map((f) => f.replace(/-\d+\.log$/, '')).sort()).toEqual(['host', 'router-host']);
+  });
+});
+
+describe('hop trace through a real router', () => {
+  const traceDir = mkdtempSync(path.join(tmpdir(), 'pty-ws-hop-trace-router-'));
+  let server: TestServer;
+  beforeAll(async () => {
+    process.env[HOP_TRACE_ENV] = traceDir;
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+    delete process.env[HOP_TRACE_ENV];
+    rmSync(traceDir, { recursive: true, force: true });
+  });
+
+  it("records a binary client's keystroke through the router: WS in, host, log, journal, WS out", async () => {
+    const sentAt = performance.timeOrigin + performance.now();
+    const { client } = await binaryEcho(server.attachUrl(server.defaultSession!.id), server.devToken);
+    client.close();
+    await expectChain(traceDir, sentAt, [
+      ['router.ws_in', ''],
+      ['router.to_host', 'write'],
+      ['host.in', 'write'],
+      ['host.pty_write', ''],
+      ['host.pty_read', ''],
+      ['host.out', 'data'],
+      ['router.from_host', 'data'],
+      ['router.hub_in', ''],
+      ['router.log_in', ''],
+      ['router.log_encoded', ''],
+      ['router.log_out', ''],
+      ['router.ws_out', ''],
+    ]);
   });
 });

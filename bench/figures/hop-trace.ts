@@ -19,6 +19,10 @@ const HOPS: Array<{ hop: string; type?: string }> = [
   { hop: 'host.pty_read' },
   { hop: 'host.out', type: 'data' },
   { hop: 'router.from_host', type: 'data' },
+  { hop: 'router.hub_in' },
+  { hop: 'router.log_in' },
+  { hop: 'router.log_encoded' },
+  { hop: 'router.log_out' },
   { hop: 'router.ws_out' },
 ];
 
@@ -31,7 +35,11 @@ export const SEGMENTS = [
   'PTY: write → echo read (kernel, cat, node-pty)',
   'host: PTY read → frame written to the router',
   'host socket (host → router)',
-  'router: host data → WS send (journal, frame, fan-out)',
+  'router: socket data → hub onData (frame decode, schema parse)',
+  'router: hub onData → log append (routing, event numbers)',
+  'router: encode the log frame (base64 + JSON)',
+  'router: store.appendLog (write-before-send journal)',
+  'router: → WS send (delivery, fan-out)',
   'WS send → client has the echo',
 ] as const;
 

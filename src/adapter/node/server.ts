@@ -72,6 +72,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     metrics,
     stateLock: nodeStateLockPort,
     journal: nodeJournalPort,
+    trace: hopTrace,
     fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
     logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
     connectPtyHost: () =>
