@@ -175,11 +175,11 @@ export async function throughput(file: string, size: number, runs: number, ttydB
   const noCadence: ThroughputRun[] = [];
   const ttydRuns: Array<Awaited<ReturnType<typeof ttydRun>>> = [];
   let ttydSkipped = 'path' in ttydBinary ? '' : `ttyd not found at ${ttydBinary.missing}`;
-  // The same argv as the others; a ttyd that cannot start (a missing library) skips its rows, not the run.
-  const ttyd = 'path' in ttydBinary ? await startTtyd(ttydBinary.path, catArgv(file, 0.3)).catch((e: Error) => ((ttydSkipped = e.message), null)) : null;
   const server = await startBenchServer();
   const quiet = await startBenchServer({ PTY_WS_KEYFRAME_INTERVAL_FRAMES: '1000000', PTY_WS_KEYFRAME_INTERVAL_SECONDS: '86400' });
   const relay = await startRelay();
+  // The same argv as the others; a ttyd that cannot start (a missing library) skips its rows, not the run.
+  const ttyd = 'path' in ttydBinary ? await startTtyd(ttydBinary.path, catArgv(file, 0.3)).catch((e: Error) => ((ttydSkipped = e.message), null)) : null;
   try {
     for (let i = 0; i < runs; i++) {
       base.push(await nodePtyBaseline(file, size, digest));
