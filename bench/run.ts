@@ -1,20 +1,24 @@
 // `npm run bench`: figures from the real server, PTY host and libSQL file on loopback, each next to a
 // baseline measured in the same run. Prints a table and writes bench/results/<time>.json.
 // Knobs: BENCH_MB (payload size, default 200), BENCH_RUNS (default 3), BENCH_SESSIONS (default 1000),
-// BENCH_ONLY (comma list of figures: throughput,latency,fanout,replay,scale,coldstart).
+// BENCH_ONLY (comma list of figures: throughput,latency,fanout,replay,scale,coldstart; `trace`, the
+// echo path hop by hop, runs only when named), BENCH_TTYD
+// (the ttyd binary measured beside pty-ws; default <repo>/../shared/bin/ttyd, its rows skipped if absent).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { coldStart } from './figures/cold-start.ts';
 import { fanOut } from './figures/fanout.ts';
-import { nodePtyEcho, relayEcho, serverEcho } from './figures/latency.ts';
+import { echoFigure } from './figures/echo-rounds.ts';
+import { hopTrace } from './figures/hop-trace.ts';
+import { serverEcho, type Latency } from './figures/latency.ts';
 import { replay } from './figures/replay.ts';
 import { scale } from './figures/scale.ts';
 import { throughput } from './figures/throughput.ts';
-import { startRelay } from './lib/relay.ts';
 import { startBenchServer } from './lib/server.ts';
 import type { Spread } from './lib/stats.ts';
+import { findTtyd } from './lib/ttyd.ts';
 
 const MB = Number(process.env.BENCH_MB ?? 200);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -53,10 +57,22 @@ function printTable(): void {
   for (const r of rows) console.log(line(r));
 }
 
+/** Figure 2 against ttyd (issue 20): its echo, then each mode's p50 and p99 as a ratio to ttyd's. */
+function echoVsTtyd(ttyd: Latency, base: Latency, modes: Record<string, Latency>): void {
+  row('2 echo latency, ttyd (C, one process)', `p50 ${f2(ttyd.p50)} / p90 ${f2(ttyd.p90)} / p99 ${f2(ttyd.p99)} ms`, `p50 ${f2(base.p50)} / p99 ${f2(base.p99)} ms`, ttyd.p99 / base.p99, '', null);
+  for (const [mode, l] of Object.entries(modes)) {
+    for (const p of ['p50', 'p99'] as const) {
+      row(`2 echo ${p}, ${mode} vs ttyd`, `${f2(l[p])} ms`, `${f2(ttyd[p])} ms (ttyd)`, l[p] / ttyd[p], `≤ ttyd's ${p}`, l[p] <= ttyd[p]);
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'pty-ws-bench-data-'));
   const started = new Date();
   console.log(`pty-ws bench — ${started.toISOString()} — ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
+  const ttydBinary = findTtyd();
+  console.log('path' in ttydBinary ? `ttyd: ${ttydBinary.path}` : `ttyd not found at ${ttydBinary.missing}: its rows are skipped (BENCH_TTYD=<path> names it)`);
   try {
     if (ONLY.has('throughput') || ONLY.has('fanout')) {
       const file = join(work, 'payload.b64');
@@ -64,13 +80,22 @@ async function main(): Promise<void> {
       const size = statSync(file).size;
       if (ONLY.has('throughput')) {
         console.log(`figure 1/5: ${(size / 1e6).toFixed(0)} MB of base64 through a PTY, ${RUNS} runs each …`);
-        const t = await throughput(file, size, RUNS);
+        const t = await throughput(file, size, RUNS, ttydBinary);
         results.throughput = t;
         const base = t.baseline.median;
         row('1 output, bare one-process WS relay (floor of a Node design)', sp(t.relay, 'MB/s'), sp(t.baseline, 'MB/s'), t.relay.median / base, '', null);
         row('1 output, binary (PW1O)', sp(t.binary, 'MB/s'), sp(t.baseline, 'MB/s'), t.binary.median / base, '≥ 0.8× (stretch 0.9×)', t.binary.median / base >= 0.8);
         row('1 output, JSON/base64', sp(t.json, 'MB/s'), sp(t.baseline, 'MB/s'), t.json.median / base, '≥ 0.5×', t.json.median / base >= 0.5);
         row('1 output, binary, keyframe cadence off', sp(t.binaryNoCadence, 'MB/s'), sp(t.baseline, 'MB/s'), t.binaryNoCadence.median / base, 'keyframes on ≥ 0.7× (row 1)', null);
+        if ('skipped' in t.ttyd) row('1 output, ttyd', `skipped: ${t.ttyd.skipped}`, '', null, '', null);
+        else {
+          const ttyd = t.ttyd.mbps.median;
+          row('1 output, ttyd (C, one process)', `${sp(t.ttyd.mbps, 'MB/s')}${t.ttyd.verified ? '' : ', bytes NOT verified'}`, sp(t.baseline, 'MB/s'), ttyd / base, '', null);
+          row('1 output, binary (PW1O) vs ttyd', sp(t.binary, 'MB/s'), sp(t.ttyd.mbps, 'MB/s (ttyd)'), t.binary.median / ttyd, '≥ 1.25× ttyd', t.binary.median / ttyd >= 1.25);
+          row('1 output, JSON/base64 vs ttyd', sp(t.json, 'MB/s'), sp(t.ttyd.mbps, 'MB/s (ttyd)'), t.json.median / ttyd, '≥ 1.0× ttyd', t.json.median / ttyd >= 1.0);
+          const ours = t.cpu.routerMain + t.cpu.routerThreads + t.cpu.host;
+          row('1 server CPU s per 100 MB, ttyd vs pty-ws binary', `ttyd ${sp(t.ttyd.cpuPer100MB, 's', f2)}`, `pty-ws router + PTY host ${f2(ours)} s`, ours / t.ttyd.cpuPer100MB.median, '', null);
+        }
         row('1 bytes verified (sha256, every run)', t.allVerified ? 'yes' : 'NO', '', null, 'yes', t.allVerified);
         const c = t.cpu;
         row(
@@ -109,21 +134,24 @@ async function main(): Promise<void> {
       }
     }
     if (ONLY.has('latency')) {
-      console.log('figure 2: echo latency …');
-      const base = await nodePtyEcho(1000, 100);
-      const relayServer = await startRelay();
-      const relayed = await relayEcho(relayServer, 1000, 100).finally(() => relayServer.stop());
-      row('2 echo latency, bare one-process WS relay', `p50 ${f2(relayed.p50)} / p90 ${f2(relayed.p90)} / p99 ${f2(relayed.p99)} ms`, `p50 ${f2(base.p50)} / p99 ${f2(base.p99)} ms`, relayed.p99 / base.p99, '', null);
-      const server = await startBenchServer(LIMITS);
-      try {
-        const bin = await serverEcho(server, 1000, 100, 0, true);
-        const json = await serverEcho(server, 1000, 100, 0, false);
-        results.latency = { nodePty: base, relay: relayed, binary: bin.controller, json: json.controller };
-        row('2 echo latency, binary', `p50 ${f2(bin.controller.p50)} / p90 ${f2(bin.controller.p90)} / p99 ${f2(bin.controller.p99)} ms`, `p50 ${f2(base.p50)} / p99 ${f2(base.p99)} ms`, bin.controller.p99 / base.p99, 'p99 ≤ 2 ms', bin.controller.p99 <= 2);
-        row('2 echo latency, JSON', `p50 ${f2(json.controller.p50)} / p90 ${f2(json.controller.p90)} / p99 ${f2(json.controller.p99)} ms`, `p50 ${f2(base.p50)} / p99 ${f2(base.p99)} ms`, json.controller.p99 / base.p99, 'p99 ≤ 2 ms', json.controller.p99 <= 2);
-      } finally {
-        await server.stop();
-      }
+      console.log(`figure 2: echo latency, ${RUNS} interleaved rounds …`);
+      const l = await echoFigure(ttydBinary, LIMITS, RUNS, 1000, 100);
+      results.latency = l;
+      const base = l.nodePty;
+      const pcts = (x: Latency) => `p50 ${f2(x.p50)} / p90 ${f2(x.p90)} / p99 ${f2(x.p99)} ms`;
+      const floor = `p50 ${f2(base.p50)} / p99 ${f2(base.p99)} ms`;
+      row('2 echo latency, bare one-process WS relay', pcts(l.relay), floor, l.relay.p99 / base.p99, '', null);
+      row('2 echo latency, binary', pcts(l.binary), floor, l.binary.p99 / base.p99, 'p99 ≤ 2 ms', l.binary.p99 <= 2);
+      row('2 echo latency, JSON', pcts(l.json), floor, l.json.p99 / base.p99, 'p99 ≤ 2 ms', l.json.p99 <= 2);
+      if ('skipped' in l.ttyd) row('2 echo latency, ttyd', `skipped: ${l.ttyd.skipped}`, '', null, '', null);
+      else echoVsTtyd(l.ttyd, base, { binary: l.binary, JSON: l.json });
+    }
+    if (ONLY.has('trace')) {
+      console.log('figure 2t: the echo path hop by hop (PTY_HOP_TRACE_DIR) …');
+      const h = await hopTrace(LIMITS, 1000, 100);
+      results.hopTrace = h;
+      row('2t echo, binary, traced (total)', `p50 ${f2(h.total.p50)} / p90 ${f2(h.total.p90)} / p99 ${f2(h.total.p99)} ms`, h.unmatched ? `${h.unmatched} samples unmatched` : '', null, '', null);
+      for (const s of h.segments) row(`2t  ${s.segment}`, `p50 ${f2(s.p50)} / p90 ${f2(s.p90)} / p99 ${f2(s.p99)} ms`, '', null, '', null);
     }
     if (ONLY.has('replay')) {
       console.log('figure 4: replay …');

@@ -2,7 +2,7 @@
 // is keeping up.
 
 import type { Socket } from 'node:net';
-import type { Logger } from '../src/ports.ts';
+import type { HopTrace, Logger } from '../src/ports.ts';
 import { FrameDecoder, RequestSchema, type Request } from './protocol.ts';
 
 export interface ConnectionHandlers {
@@ -19,10 +19,15 @@ export class Connection {
   readonly #decoder = new FrameDecoder(RequestSchema);
   #congested = false;
 
-  constructor(socket: Socket, log: Logger, handlers: ConnectionHandlers) {
+  readonly #trace: HopTrace | undefined;
+
+  /** `trace`: the echo path's hop trace (src/adapter/node/hop-trace.ts), undefined unless it is on. */
+  constructor(socket: Socket, log: Logger, handlers: ConnectionHandlers, trace?: HopTrace) {
     this.#socket = socket;
     this.log = log;
     this.#handlers = handlers;
+    this.#trace = trace;
+    if (trace) socket.on('data', (chunk: Buffer) => trace('host.in', chunk));
     socket.on('data', (chunk: Buffer) => this.#receive(chunk));
     socket.on('error', (err) => this.log.log('info', 'connection error', { err }));
     socket.on('close', () => this.#handlers.onClose(this));
@@ -31,6 +36,7 @@ export class Connection {
   /** Queues a frame; never throws. A full socket buffer is reported through onCongestion. */
   send(frame: Uint8Array): void {
     if (this.#socket.destroyed || !this.#socket.writable) return;
+    this.#trace?.('host.out', frame);
     if (this.#socket.write(frame) || this.#congested) return;
     this.#congested = true;
     this.#handlers.onCongestion(this, true);

@@ -6,7 +6,7 @@ import { closeSync, constants as fsConstants, openSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import type { IPty } from 'node-pty';
-import type { Logger, PtyExit, PtySessionInfo, SpawnSpec } from '../src/ports.ts';
+import type { HopTrace, Logger, PtyExit, PtySessionInfo, SpawnSpec } from '../src/ports.ts';
 import type { Attached, Backend } from './backends/backend.ts';
 import { Connection } from './connection.ts';
 import { EventStream } from './event-stream.ts';
@@ -51,8 +51,12 @@ export class PtyHostServer {
   /** This host process's id for its event numbers (docs/protocol.md §3.4). */
   readonly epoch = crypto.randomUUID();
 
-  constructor(log: Logger, backends: readonly Backend[], confinement: Confinement = UNCONFINED) {
+  /** The echo path's hop trace (src/adapter/node/hop-trace.ts): undefined unless it is on. */
+  readonly #trace: HopTrace | undefined;
+
+  constructor(log: Logger, backends: readonly Backend[], confinement: Confinement = UNCONFINED, trace?: HopTrace) {
     this.#log = log;
+    this.#trace = trace;
     this.#confinement = confinement;
     this.#backends = new Map(backends.map((b) => [b.name, b]));
     this.#events = new EventStream(log, () => this.#applyFlow(), this.epoch);
@@ -90,7 +94,7 @@ export class PtyHostServer {
         this.#events.closed(c);
         c.log.log('info', 'connection closed');
       },
-    });
+    }, this.#trace);
     this.#connections.add(conn);
     conn.log.log('info', 'connection accepted');
     conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid, epoch: this.epoch, backends: this.backendNames, confinement: this.#confinement.report, features: [...HOST_FEATURES] }));
@@ -207,6 +211,9 @@ export class PtyHostServer {
     const { pty } = session;
     const { sessionId } = session.info;
     const current = () => this.#sessions.get(sessionId) === session && session.pty === pty;
+    const trace = this.#trace;
+    // Before the output is handled: the time node-pty read it.
+    if (trace) pty.onData(() => trace('host.pty_read'));
     // With `encoding: null` node-pty emits Buffers, whatever its typings say.
     pty.onData(this.#guard('data', (chunk) => current() && this.#events.output(sessionId, chunk as unknown as Buffer)));
     pty.onExit(
@@ -296,6 +303,7 @@ export class PtyHostServer {
     const session = this.#sessions.get(sessionId);
     const problem = this.#unwritable(session);
     if (problem === undefined) {
+      this.#trace?.('host.pty_write');
       session!.pty.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
       return;
     }

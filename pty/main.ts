@@ -14,6 +14,7 @@ import { loadConfinement } from './confine.ts';
 import { PtyHostServer } from './host.ts';
 import { jsonLogger } from '../src/logger.ts';
 import { nodeFileFacts } from '../src/adapter/node/file-facts.ts';
+import { hopTraceFromEnv } from '../src/adapter/node/hop-trace.ts';
 import { secureSocketDir } from '../src/private-files.ts';
 
 async function main(config: Config, log: Logger): Promise<void> {
@@ -36,7 +37,7 @@ async function main(config: Config, log: Logger): Promise<void> {
     hostHome: process.env.HOME,
   });
   if (confinement.report.user || confinement.report.sandbox !== 'none') log.log('info', 'sessions are confined', { ...confinement.report });
-  const host = new PtyHostServer(log, await detectBackends(socketPath, log, config.sessionBaseEnv.PATH), confinement);
+  const host = new PtyHostServer(log, await detectBackends(socketPath, log, config.sessionBaseEnv.PATH), confinement, hopTraceFromEnv(process.env, 'host'));
   // Before listening, so the first `list` already names the sessions an earlier host left.
   await host.recover();
   const server = createServer((socket) => host.accept(socket));

@@ -8,6 +8,13 @@ export interface Clock {
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
+/**
+ * Marks a hop of the echo path with the time it is reached (src/adapter/node/hop-trace.ts);
+ * `bytes`: the PTY-host frame at that hop, if any, to name its type. A diagnostic, off unless
+ * PTY_HOP_TRACE_DIR is set: its holders keep `undefined` then.
+ */
+export type HopTrace = (hop: string, bytes?: Uint8Array) => void;
+
 export interface Logger {
   log(level: LogLevel, msg: string, fields?: Record<string, unknown>): void;
   child(fields: Record<string, unknown>): Logger;

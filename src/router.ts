@@ -15,7 +15,7 @@ import { SessionHub } from './hub/hub.ts';
 import { sessionHostCaps } from './hub/session-host.ts';
 import { newSessionRecord } from './hub/session-record.ts';
 import type { HubStats, Metrics } from './metrics.ts';
-import type { Clock, Logger, Screen, SessionRecord, Store } from './ports.ts';
+import type { Clock, HopTrace, Logger, Screen, SessionRecord, Store } from './ports.ts';
 import { holdInstanceLease } from './instance-lease.ts';
 import { startHeartbeat, type Heartbeat } from './instance-registry.ts';
 import { PTY_WS_VERSION } from './version.ts';
@@ -55,6 +55,8 @@ export interface RouterRuntime {
   logCommitterFor?: (db: LogDatabase) => LogCommitter | undefined;
   /** The write-before-send journal's files (docs/protocol.md §3.4); without it a router crash skips numbers instead of keeping frames. */
   journal?: JournalPort;
+  /** The echo path's hop trace (docs/performance.md): undefined unless it is on. */
+  trace?: HopTrace;
   /** Connects to the PTY host, starting one when nothing listens (called after the log is open). */
   connectPtyHost(): Promise<PtyHostLink>;
   /** Called once the PTY host answered. */
@@ -180,6 +182,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     replayFilter: tasks.replayFilter,
     // The task runner follows each terminal from the start: whether a human is mid-line matters later.
     sessionLoaded: (session) => tasks.forSession(session),
+    trace: runtime.trace,
   });
   try {
     // Either reads the database: a failure here must not leave the PTY host running.

@@ -1,9 +1,12 @@
-// Figure 2: keystroke echo latency through the server against node-pty directly.
+// Figure 2: keystroke echo latency through the server against node-pty directly, the bare relay and
+// ttyd. Each `…Times` function is one session's samples in ms; bench/figures/echo-rounds.ts
+// interleaves them.
 import pty from 'node-pty';
 import { BenchClient } from '../lib/client.ts';
 import type { Relay } from '../lib/relay.ts';
 import type { BenchServer } from '../lib/server.ts';
 import { percentile } from '../lib/stats.ts';
+import type { Ttyd } from '../lib/ttyd.ts';
 
 export const ECHO_ARGV = ['/bin/sh', '-c', "stty raw -echo; echo ready; exec cat"];
 
@@ -18,7 +21,7 @@ export const summarize = (ms: number[]): Latency => ({ p50: percentile(ms, 50), 
 
 const KEYS = 'abcdefghijklmnopqrstuvwxyz';
 
-export async function nodePtyEcho(samples: number, warmup: number): Promise<Latency> {
+export async function nodePtyEchoTimes(samples: number, warmup: number): Promise<number[]> {
   const p = pty.spawn(ECHO_ARGV[0]!, ECHO_ARGV.slice(1), { cols: 80, rows: 24, encoding: null as unknown as string });
   let pending: ((d: Buffer) => void) | null = null;
   let ready!: () => void;
@@ -44,14 +47,14 @@ export async function nodePtyEcho(samples: number, warmup: number): Promise<Late
     if (i >= warmup) times.push(performance.now() - t0);
   }
   p.kill();
-  return summarize(times);
+  return times;
 }
 
 /**
  * Resolves once `ready` has reached the client: as live output, or already folded into the join's
  * Keyframe when the shell printed it before the join finished.
  */
-function whenReady(c: BenchClient): Promise<void> {
+export function whenReady(c: BenchClient): Promise<void> {
   return new Promise<void>((resolve) =>
     c.on((f, d) => {
       const snapshot = f?.payload.kind === 'Keyframe' ? Buffer.from(String(f.payload.snapshot), 'base64') : null;
@@ -61,7 +64,7 @@ function whenReady(c: BenchClient): Promise<void> {
 }
 
 /** Rejects after `ms`: a lost echo ends the benchmark with an error instead of a hang. */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing in ${ms} ms`)), ms)));
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
@@ -93,6 +96,16 @@ async function echoLoop(c: BenchClient, clients: BenchClient[], samples: number,
 
 /** Echo through the server; every observer's receive time counts too (figure 3). */
 export async function serverEcho(server: BenchServer, samples: number, warmup: number, observers: number, binary = true): Promise<{ controller: Latency; observers: Latency | null }> {
+  const times = await serverEchoSamples(server, samples, warmup, observers, binary);
+  return { controller: summarize(times.map((t) => t[0]!)), observers: observers ? summarize(times.flatMap((t) => t.slice(1))) : null };
+}
+
+/** The controller's samples alone, no observers. */
+export async function serverEchoTimes(server: BenchServer, samples: number, warmup: number, binary: boolean): Promise<number[]> {
+  return (await serverEchoSamples(server, samples, warmup, 0, binary)).map((t) => t[0]!);
+}
+
+async function serverEchoSamples(server: BenchServer, samples: number, warmup: number, observers: number, binary: boolean): Promise<number[][]> {
   const id = await server.createSession({ argv: ECHO_ARGV });
   const c = await BenchClient.connect(server.attachUrl(id), server.token, binary);
   const ready = whenReady(c);
@@ -106,14 +119,23 @@ export async function serverEcho(server: BenchServer, samples: number, warmup: n
   }
   const times = await echoLoop(c, [c, ...obs], samples, warmup, binary);
   for (const x of [c, ...obs]) x.close();
-  return { controller: summarize(times.map((t) => t[0]!)), observers: observers ? summarize(times.flatMap((t) => t.slice(1))) : null };
+  return times;
 }
 
 /** Echo through the bare one-process relay (bench/lib/relay-server.ts). */
-export async function relayEcho(relay: Relay, samples: number, warmup: number): Promise<Latency> {
+export async function relayEchoTimes(relay: Relay, samples: number, warmup: number): Promise<number[]> {
   const c = await BenchClient.connectRaw(relay.url(ECHO_ARGV));
   await within(whenReady(c), 10_000, 'the relayed echo session');
   const times = await echoLoop(c, [c], samples, warmup, true);
   c.close();
-  return summarize(times.map((t) => t[0]!));
+  return times.map((t) => t[0]!);
+}
+
+/** Echo through ttyd (bench/lib/ttyd.ts) started with ECHO_ARGV: the same loop, its own framing. */
+export async function ttydEchoTimes(ttyd: Ttyd, samples: number, warmup: number): Promise<number[]> {
+  const c = await ttyd.connect(80, 24);
+  await within(whenReady(c), 10_000, 'the ttyd echo session');
+  const times = await echoLoop(c, [c], samples, warmup, true);
+  c.close();
+  return times.map((t) => t[0]!);
 }

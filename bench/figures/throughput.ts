@@ -10,6 +10,7 @@ import { machineBusySeconds, processCpu } from '../lib/cpu.ts';
 import { startRelay, type Relay } from '../lib/relay.ts';
 import { startBenchServer, type BenchServer } from '../lib/server.ts';
 import { spread, type Spread } from '../lib/stats.ts';
+import { startTtyd, type Ttyd } from '../lib/ttyd.ts';
 
 export interface ThroughputRun {
   mbps: number;
@@ -80,6 +81,17 @@ export function untilAll(clients: BenchClient[], size: number, ms: number): Prom
   return Promise.race([all, new Promise((r) => (timer = setTimeout(r, ms)))]).finally(() => clearTimeout(timer));
 }
 
+/** The same through ttyd (bench/lib/ttyd.ts); `cpu` is its one process's CPU s per 100 MB. */
+export async function ttydRun(ttyd: Ttyd, size: number, digest: string): Promise<ThroughputRun & { cpuPer100MB: number }> {
+  const c = await ttyd.connect();
+  const before = processCpu(ttyd.pid);
+  await untilAll([c], size, 120_000);
+  const after = processCpu(ttyd.pid);
+  c.close();
+  const cpu = after.main + after.threads - before.main - before.threads;
+  return { mbps: c.bytes / 1e6 / ((c.lastByteAt - c.firstByteAt) / 1000), bytes: c.bytes, verified: c.bytes === size && c.hash.digest('hex') === digest, cpuPer100MB: (cpu * 100e6) / c.bytes };
+}
+
 export async function serverRun(server: BenchServer, file: string, size: number, digest: string, binary: boolean): Promise<ThroughputRun> {
   const id = await server.createSession({ argv: catArgv(file, 0.5) });
   const c = await BenchClient.connect(server.attachUrl(id), server.token, binary);
@@ -145,26 +157,41 @@ export interface ThroughputFigures {
   binary: Spread;
   json: Spread;
   binaryNoCadence: Spread;
+  /** ttyd's runs, or why there are none (binary not found, or it did not start). */
+  ttyd: { mbps: Spread; verified: boolean; cpuPer100MB: Spread } | { skipped: string };
   rowsPerSec: Spread;
   logMBps: Spread;
   durabilityDelayMs: Spread;
   allVerified: boolean;
 }
 
-export async function throughput(file: string, size: number, runs: number): Promise<ThroughputFigures> {
+/** `ttydBinary`: the ttyd to measure beside the others, or why there is none (its rows say so). */
+export async function throughput(file: string, size: number, runs: number, ttydBinary: { path: string } | { missing: string }): Promise<ThroughputFigures> {
   const digest = await fileDigest(file);
   const base: ThroughputRun[] = [];
   const relayed: ThroughputRun[] = [];
   const bin: ThroughputRun[] = [];
   const json: ThroughputRun[] = [];
   const noCadence: ThroughputRun[] = [];
+  const ttydRuns: Array<Awaited<ReturnType<typeof ttydRun>>> = [];
+  let ttydSkipped = 'path' in ttydBinary ? '' : `ttyd not found at ${ttydBinary.missing}`;
   const server = await startBenchServer();
   const quiet = await startBenchServer({ PTY_WS_KEYFRAME_INTERVAL_FRAMES: '1000000', PTY_WS_KEYFRAME_INTERVAL_SECONDS: '86400' });
   const relay = await startRelay();
+  // The same argv as the others; a ttyd that cannot start (a missing library) skips its rows, not the run.
+  const ttyd = 'path' in ttydBinary ? await startTtyd(ttydBinary.path, catArgv(file, 0.3)).catch((e: Error) => ((ttydSkipped = e.message), null)) : null;
   try {
     for (let i = 0; i < runs; i++) {
       base.push(await nodePtyBaseline(file, size, digest));
       relayed.push(await relayRun(relay, file, size, digest));
+      // A ttyd that fails mid-run (it died, it refused the socket) ends its rows, not the run.
+      if (ttyd && !ttydSkipped) {
+        try {
+          ttydRuns.push(await ttydRun(ttyd, size, digest));
+        } catch (e) {
+          ttydSkipped = `ttyd failed: ${(e as Error).message}`;
+        }
+      }
       bin.push(await serverRun(server, file, size, digest, true));
       json.push(await serverRun(server, file, size, digest, false));
       noCadence.push(await serverRun(quiet, file, size, digest, true));
@@ -173,6 +200,7 @@ export async function throughput(file: string, size: number, runs: number): Prom
     await server.stop();
     await quiet.stop();
     await relay.stop();
+    await ttyd?.stop();
   }
   const withLog = [...bin, ...json, ...noCadence];
   const mid = (pick: (c: CpuShare) => number) => spread(bin.map((r) => pick(r.cpu!))).median;
@@ -191,9 +219,10 @@ export async function throughput(file: string, size: number, runs: number): Prom
     binary: spread(bin.map((r) => r.mbps)),
     json: spread(json.map((r) => r.mbps)),
     binaryNoCadence: spread(noCadence.map((r) => r.mbps)),
+    ttyd: ttyd && !ttydSkipped ? { mbps: spread(ttydRuns.map((r) => r.mbps)), verified: ttydRuns.every((r) => r.verified), cpuPer100MB: spread(ttydRuns.map((r) => r.cpuPer100MB)) } : { skipped: ttydSkipped },
     rowsPerSec: spread(withLog.map((r) => r.rowsPerSec!)),
     logMBps: spread(withLog.map((r) => r.logMBps!)),
     durabilityDelayMs: spread(withLog.map((r) => r.durabilityDelayMs!)),
-    allVerified: [...withLog, ...base, ...relayed].every((r) => r.verified),
+    allVerified: [...withLog, ...base, ...relayed, ...ttydRuns].every((r) => r.verified),
   };
 }

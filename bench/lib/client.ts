@@ -2,6 +2,9 @@
 import { createHash, type Hash } from 'node:crypto';
 import WebSocket from 'ws';
 
+/** ttyd's message type byte of output (server → client) and of input (client → server): '0'. */
+const TTYD_DATA = 0x30;
+
 /** Wait before retrying an upgrade the server refused with 429. */
 const RETRY_MS = 500;
 
@@ -23,15 +26,21 @@ export class BenchClient {
   rateLimitedMs = 0;
   private listeners: Array<(f: Frame | null, data: Buffer | null) => void> = [];
 
-  /** `header`: bytes before the output in a binary message (PW1O's 13; 0 for a raw relay). */
+  /**
+   * `header`: bytes before the output in a binary message (PW1O's 13; 0 for a raw relay; 1 for
+   * ttyd, whose binary messages are output only when that byte is '0': '1' is its title, '2' its
+   * preferences).
+   */
   private constructor(
     readonly ws: WebSocket,
     private readonly header = 13,
+    private readonly ttyd = false,
   ) {
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       let out: Buffer | null = null;
       let frame: Frame | null = null;
-      if (isBinary) out = this.header ? data.subarray(this.header) : data;
+      if (this.ttyd) out = data[0] === TTYD_DATA ? data.subarray(1) : null;
+      else if (isBinary) out = this.header ? data.subarray(this.header) : data;
       else {
         frame = JSON.parse(data.toString()) as Frame;
         if (frame.payload.kind === 'Output') out = Buffer.from(String(frame.payload.data), 'base64');
@@ -77,6 +86,21 @@ export class BenchClient {
     return new BenchClient(ws, 0);
   }
 
+  /**
+   * ttyd (bench/lib/ttyd.ts): subprotocol `tty`, and the first message, the terminal's size as
+   * JSON, is what spawns its command.
+   */
+  static async connectTtyd(url: string, columns: number, rows: number): Promise<BenchClient> {
+    const ws = new WebSocket(url, ['tty'], { perMessageDeflate: false });
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    const client = new BenchClient(ws, 1, true);
+    ws.send(JSON.stringify({ AuthToken: '', columns, rows }));
+    return client;
+  }
+
   on(listener: (f: Frame | null, data: Buffer | null) => void): () => void {
     this.listeners.push(listener);
     return () => {
@@ -91,7 +115,8 @@ export class BenchClient {
   }
 
   sendInput(data: Buffer, binary: boolean): void {
-    if (this.header === 0) this.ws.send(data);
+    if (this.ttyd) this.ws.send(Buffer.concat([Buffer.from([TTYD_DATA]), data]));
+    else if (this.header === 0) this.ws.send(data);
     else if (binary) this.ws.send(Buffer.concat([Buffer.from('PW1I'), data]));
     else this.send('pty.session_input', { data: data.toString('base64') });
   }

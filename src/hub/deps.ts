@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Clock, Logger, PtyHost, ScreenFactory, Store } from '../ports.ts';
+import type { Clock, HopTrace, Logger, PtyHost, ScreenFactory, Store } from '../ports.ts';
 import type { LogEntry } from '../ports.ts';
 import type { SessionHostCaps } from './session-host.ts';
 import type { OpHandler, Session } from './types.ts';
@@ -22,4 +22,6 @@ export interface HubDeps {
   replayFilter?: (sessionId: string, clientId: string, entry: LogEntry) => boolean;
   /** Called once per session when the hub first loads it, before anyone can attach to it. */
   sessionLoaded?: (session: Session) => void;
+  /** The echo path's hop trace (src/adapter/node/hop-trace.ts, docs/performance.md): undefined unless it is on. */
+  trace?: HopTrace;
 }

@@ -46,6 +46,7 @@ export class SessionHub {
     ];
     this.unsubscribe = this.deps.pty.subscribe({
       onData: (id, data, n) => {
+        this.deps.trace?.('router.hub_in');
         const s = this.routed(id, n);
         if (!s) return;
         s.onOutput(data, n);

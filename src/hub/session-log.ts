@@ -3,7 +3,7 @@
 import { BindingError } from '../errors.ts';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Clock, LogEntry, Logger, Store } from '../ports.ts';
+import type { Clock, HopTrace, LogEntry, Logger, Store } from '../ports.ts';
 import type { LogFrame, SessionEvent } from './types.ts';
 import { encodeLogFrame } from './wire.ts';
 
@@ -13,6 +13,8 @@ export interface SessionLogDeps {
   logger: Logger;
   metrics: Metrics;
   config: Pick<Config, 'replayBufferFrames' | 'replayRetentionSeconds'>;
+  /** The echo path's hop trace (docs/performance.md): undefined unless it is on. */
+  trace?: HopTrace;
 }
 
 /** Numbers reserved at a time, and how many may be left when the next reservation starts (docs/protocol.md §3.4). */
@@ -61,12 +63,15 @@ export class SessionLog {
    * (which journals it first); `deliver` runs now, or once the ceiling covers the number.
    */
   append(event: SessionEvent, deliver: (frame: LogFrame) => void, hostEvent?: LogEntry['hostEvent']): LogFrame {
+    this.deps.trace?.('router.log_in');
     const now = this.deps.clock.now();
     const sequence = ++this.sequence;
     const { kind, frame } = encodeLogFrame(event, sequence, now);
+    this.deps.trace?.('router.log_encoded');
     const entry: LogEntry = { sessionId: this.sessionId, sequence, kind, createdAt: now, frame: frame.json };
     if (hostEvent) entry.hostEvent = hostEvent;
     this.deps.store.appendLog(entry);
+    this.deps.trace?.('router.log_out');
     if (++this.framesSincePrune >= this.pruneEvery) this.prune(now);
     if (sequence <= this.ceiling && this.held.length === 0) deliver(frame);
     else this.held.push({ frame, deliver });

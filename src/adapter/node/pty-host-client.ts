@@ -5,7 +5,9 @@ import path from 'node:path';
 import { PtyHostConnection, type HostSocket, type PtyHostClientOptions } from '../../../pty/client.ts';
 import { PtyHostError } from '../../../pty/protocol.ts';
 import { hostSocketProblem } from '../../private-files.ts';
+import type { HopTrace } from '../../ports.ts';
 import { nodeFileFacts } from './file-facts.ts';
+import { hopTraceFromEnv } from './hop-trace.ts';
 
 export { PtyHostError, type PtyHostClientOptions };
 
@@ -19,7 +21,8 @@ export class PtyHostClient extends PtyHostConnection {
   static async connect(socketPath: string, options: PtyHostClientOptions = {}): Promise<PtyHostClient> {
     const problem = hostSocketProblem(path.resolve(socketPath), nodeFileFacts);
     if (problem) throw new UntrustedHostSocketError(problem);
-    return PtyHostConnection.greet(new PtyHostClient(nodeHostSocket(createConnection(socketPath)), options), socketPath, options.timeoutMs);
+    const socket = nodeHostSocket(createConnection(socketPath), hopTraceFromEnv(process.env, 'router-host'));
+    return PtyHostConnection.greet(new PtyHostClient(socket, options), socketPath, options.timeoutMs);
   }
 }
 
@@ -32,9 +35,15 @@ export class UntrustedHostSocketError extends Error {
   }
 }
 
-function nodeHostSocket(socket: Socket): HostSocket {
+/** `trace` (hop-trace.ts, undefined unless on) marks each frame written to the host and each chunk read from it. */
+function nodeHostSocket(socket: Socket, trace?: HopTrace): HostSocket {
   return {
-    write: (bytes) => void socket.write(bytes),
+    write: trace
+      ? (bytes) => {
+          trace('router.to_host', bytes);
+          socket.write(bytes);
+        }
+      : (bytes) => void socket.write(bytes),
     end: () => void socket.end(),
     destroy: () => void socket.destroy(),
     get writable() {
@@ -46,6 +55,7 @@ function nodeHostSocket(socket: Socket): HostSocket {
     pause: () => void socket.pause(),
     resume: () => void socket.resume(),
     listen(events) {
+      if (trace) socket.on('data', (chunk: Buffer) => trace('router.from_host', chunk));
       socket.on('data', (chunk: Buffer) => events.data(chunk));
       socket.on('error', (err) => events.error(err));
       socket.on('close', () => events.close());

@@ -29,6 +29,7 @@ import type { LogCommitter, LogDatabase } from '../../../storage/log-committer.t
 import { checkWalFile } from '../../../storage/wal-check.ts';
 import { WorkerScreens } from './worker-screens.ts';
 import { wrapNodeSocket } from './ws-connection.ts';
+import { hopTraceFromEnv } from './hop-trace.ts';
 import { guardPendingConnections, type RequestSeen } from './handshake-guard.ts';
 import { bundledWebAssets } from './web-assets.ts';
 import { nodeDevTokenFile } from './dev-token-file.ts';
@@ -65,6 +66,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
   if (databaseFile !== undefined) checkWalFile(config.databaseUrl, resolve(databaseFile), (file) => (existsSync(file) ? readFileSync(file) : undefined));
   const metrics = new PrometheusMetrics({ processMetrics: true });
   const keepalive = { pingIntervalMs: config.pingIntervalMs, pongTimeoutMs: config.pongTimeoutMs };
+  const hopTrace = hopTraceFromEnv(process.env, 'router-ws');
   const router = await startRouter(config, {
     logger,
     clock: { now: Date.now },
@@ -72,6 +74,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     metrics,
     stateLock: nodeStateLockPort,
     journal: nodeJournalPort,
+    trace: hopTrace,
     fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
     logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
     connectPtyHost: () =>
@@ -84,7 +87,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
       webAssets: bundledWebAssets(logger),
       sessionFiles: nodeSessionFiles,
       upgradeWebSocket,
-      wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale, metrics),
+      wrapSocket: (ws, binary, onStale) => wrapNodeSocket(ws, binary, keepalive, onStale, metrics, hopTrace),
       ...(tls?.requestCert ? { clientCertificate: clientCertificateOf } : {}),
       remoteAddress: (c) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.remoteAddress,
       localPort: (c) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.localPort,

@@ -2,7 +2,7 @@
 import type { WSContext } from 'hono/ws';
 import WebSocket from 'ws';
 import type { Metrics } from '../../metrics.ts';
-import type { ClientConnection } from '../../ports.ts';
+import type { ClientConnection, HopTrace } from '../../ports.ts';
 
 const TEXT = { kind: 'text' };
 const BINARY = { kind: 'binary' };
@@ -15,8 +15,11 @@ export interface Keepalive {
   pongTimeoutMs: number;
 }
 
-export function wrapNodeSocket(ctx: WSContext, binary: boolean, keepalive: Keepalive, onStale: () => void, metrics: Metrics): ClientConnection & { dispose(): void } {
+/** `trace`: the echo path's hop trace (hop-trace.ts), undefined unless it is on. */
+export function wrapNodeSocket(ctx: WSContext, binary: boolean, keepalive: Keepalive, onStale: () => void, metrics: Metrics, trace?: HopTrace): ClientConnection & { dispose(): void } {
   const ws = ctx.raw as WebSocket;
+  // First among the socket's listeners: the time a client's frame arrived, before it is handled.
+  if (trace) ws.prependListener('message', () => trace('router.ws_in'));
   let lastPong = Date.now();
   const onPong = () => {
     lastPong = Date.now();
@@ -46,12 +49,14 @@ export function wrapNodeSocket(ctx: WSContext, binary: boolean, keepalive: Keepa
     binary,
     sendText(text) {
       if (ws.readyState !== WebSocket.OPEN) return;
+      trace?.('router.ws_out');
       ws.send(text, ignore);
       metrics.inc('frames_out_total', TEXT);
       metrics.inc('bytes_out_total', TEXT, text.length);
     },
     sendBinary(bytes) {
       if (ws.readyState !== WebSocket.OPEN) return;
+      trace?.('router.ws_out');
       ws.send(bytes, { binary: true }, ignore);
       metrics.inc('frames_out_total', BINARY);
       metrics.inc('bytes_out_total', BINARY, bytes.byteLength);
