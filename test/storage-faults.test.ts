@@ -56,10 +56,12 @@ describe.skipIf(!nobodyCanRun)(`a database that cannot be used at start${nobodyC
     // Another process takes the write lock and keeps it.
     const holder = spawn(process.execPath, ['--input-type=module', '-e', `
       import { createClient } from '@libsql/client';
-      const tx = await createClient({ url: ${JSON.stringify(url)} }).transaction('write');
+      const client = createClient({ url: ${JSON.stringify(url)} });
+      const tx = await client.transaction('write');
       await tx.execute('update sessions set id = id where 0');
       console.log('holding');
-      setInterval(() => {}, 1000);
+      // Both stay referenced: a collected connection is closed, and its lock goes with it.
+      setInterval(() => void [client, tx], 1000);
     `], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     cleanups.push(() => holder.kill('SIGKILL'));
     await new Promise((resolve) => holder.stdout!.once('data', resolve));
