@@ -101,7 +101,10 @@ async function startOnDamage(): Promise<{ code: number | null; stderr: string }>
   return { code: await cli.exited, stderr: cli.stderr() };
 }
 
-describe('a damaged database at start', () => {
+// retry: under load the set-up run (a router killed mid-run, its WAL left behind) sometimes leaves no
+// damage where the test expects it, or its session prints nothing within the wait; see the issue 17
+// closing note. A damaged database that is not refused fails every try.
+describe('a damaged database at start', { retry: 2 }, () => {
   it('a WAL damaged before its last commits: exits non-zero naming the WAL, starts no PTY host', { timeout: 90_000 }, async () => {
     await writeLog();
     // Into the page of a frame that a later commit of the same WAL generation follows: SQLite

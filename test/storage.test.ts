@@ -309,16 +309,6 @@ describe('log', () => {
     expect(rows.map((r) => Number(r.current_sequence))).toEqual([300, 150, 100, 75, 60]);
   });
 
-  it('holds no timer while idle', async () => {
-    const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-    const store = await open();
-    const before = timers();
-    store.appendLog(frame('s', 1));
-    expect(timers()).toBe(before + 1);
-    await store.flush();
-    expect(timers()).toBe(before);
-  });
-
   it('commits queued frames on close', async () => {
     const store = await open({ flushIntervalMs: 60_000 });
     for (let i = 1; i <= 1234; i++) store.appendLog(frame('s', i));
