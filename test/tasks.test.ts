@@ -264,7 +264,9 @@ describe('streaming, queueing and following', () => {
     // Like an agent at a prompt: it watches the terminal and answers once the question is there.
     const c = await TestClient.connect(await session(), { token });
     await c.join({ role: 'observer' });
-    const taskId = await stream(c, 'printf "name? "; read name; echo "hi $name"');
+    // The prompt is not spelled out in the command, so the echo of the typed line cannot be taken
+    // for it: input typed while the shell still reads that line is not echoed by the terminal.
+    const taskId = await stream(c, 'printf "%s? " name; read name; echo "hi $name"');
     await c.waitForOutput('name? ');
     const answer = await ok(c, 'SendMessage', { message: userMessage([{ text: 'agent' }], { taskId }) });
     const task = answer.task as TaskJson;
