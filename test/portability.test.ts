@@ -92,7 +92,7 @@ describe('portability', () => {
     expect(problems).toEqual([]);
     // A new dependency of the core belongs in this list only once it runs on Deno (add it to
     // deno.json's import map) and wrangler-notes.md says what it means for Workers.
-    expect([...packages.keys()].sort()).toEqual(['@libsql/client', '@xterm/addon-serialize', '@xterm/headless', 'drizzle-orm', 'hono', 'jose', 'valibot']);
+    expect([...packages.keys()].sort()).toEqual(['@libsql/client', '@xterm/addon-serialize', '@xterm/addon-unicode11', '@xterm/headless', 'drizzle-orm', 'hono', 'jose', 'valibot']);
   });
 
   it("deno.json's import map names every package the Deno router imports, and the Deno adapter imports nothing of Node", () => {

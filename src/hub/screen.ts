@@ -2,6 +2,7 @@
 // This one runs in the calling thread; the Node adapter runs the same class in a worker thread.
 import xterm from '@xterm/headless';
 import serialize from '@xterm/addon-serialize';
+import unicode11 from '@xterm/addon-unicode11';
 import type { Screen, ScreenFactory, ScreenSnapshot } from '../ports.ts';
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
@@ -23,6 +24,11 @@ export class ScreenModel implements Screen {
     this.term = new xterm.Terminal({ cols, rows, scrollback: 0, allowProposedApi: true });
     this.ser = new serialize.SerializeAddon();
     this.term.loadAddon(this.ser as unknown as Parameters<Terminal['loadAddon']>[0]);
+    // The page's terminal measures characters by Unicode 11 too (src/web/terminal-view.ts): with
+    // xterm's default (Unicode 6) an emoji is one cell here and two there, and a Keyframe would put
+    // everything after it one column off (docs/protocol.md §6.3).
+    this.term.loadAddon(new unicode11.Unicode11Addon() as unknown as Parameters<Terminal['loadAddon']>[0]);
+    this.term.unicode.activeVersion = '11';
   }
 
   write(data: Uint8Array, sequence: number): void {

@@ -2,6 +2,7 @@
 // The terminal always has the session's size (from Keyframes and Resize frames); a controller asks
 // for the size that fits its window, an observer only watches (its keys are never sent).
 import { FitAddon } from '@xterm/addon-fit';
+import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { Terminal } from '@xterm/xterm';
 import { PtyClient } from '../client/pty-client.ts';
 import { RestError, type SessionsApi } from '../client/sessions-api.ts';
@@ -69,8 +70,14 @@ export class TerminalView {
       fontSize: opts.appearance.fontSize,
       disableStdin: opts.observe,
       theme: THEMES[opts.appearance.theme],
+      // For `unicode.activeVersion` below.
+      allowProposedApi: true,
     });
     this.term.loadAddon(this.fit);
+    // Character widths as the server's emulator measures them (src/hub/screen.ts): an emoji or a
+    // CJK character takes two cells, so Keyframes agree with what the page draws (docs/protocol.md §6.3).
+    this.term.loadAddon(new Unicode11Addon());
+    this.term.unicode.activeVersion = '11';
     registerWebLinks(this.term, (url) => void window.open(url, '_blank', 'noopener,noreferrer'));
     this.search = new TerminalSearch(this.term);
     registerClipboard(this.term, navigator.clipboard as Navigator['clipboard'] | undefined, () => this.client.role === 'controller' && document.hasFocus());
