@@ -210,6 +210,22 @@ describe('PtyClient', () => {
     expect(sock().last('pty.join_session').replay_from).toBe(3);
   });
 
+  it('caps only the first join\'s scrollback replay by bytes: a rejoin replays all it missed', async () => {
+    vi.useFakeTimers();
+    const { client } = make({ scrollbackFrames: 1000, scrollbackBytes: 4096 });
+    void client.connect();
+    await joinFlow(sock(), 8, 6);
+    const first = sock().last('pty.join_session');
+    expect(first.replay_from).toBe(0);
+    expect(first.payload.replay_max_bytes).toBe(4096);
+    sock().drop();
+    await vi.advanceTimersByTimeAsync(400);
+    sock().accept(9);
+    const again = sock().last('pty.join_session');
+    expect(again.replay_from).toBe(8);
+    expect(again.payload.replay_max_bytes).toBeUndefined();
+  });
+
   it('surfaces JSON and PW1O output once each, in order, and skips Output a Keyframe already painted', async () => {
     const { client, probe } = make();
     void client.connect();

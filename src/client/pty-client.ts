@@ -247,7 +247,10 @@ export class PtyClient extends Emitter<PtyClientEvents> {
     if (this.size) Object.assign(payload, this.size);
     const back = this.opts.scrollbackFrames;
     const scrollbackFrom = back !== undefined && back > 0 && this.helloSequence > 0 ? Math.max(0, this.helloSequence - back) : undefined;
-    const replayFrom = this.cursor.replayFrom() ?? this.opts.replayFrom ?? scrollbackFrom;
+    const asked = this.cursor.replayFrom() ?? this.opts.replayFrom;
+    const replayFrom = asked ?? scrollbackFrom;
+    // Only the scrollback replay is cut short: a rejoin's replay is what its screen missed.
+    if (asked === undefined && scrollbackFrom !== undefined && this.opts.scrollbackBytes !== undefined) payload.replay_max_bytes = this.opts.scrollbackBytes;
     const { id, text } = requestFrame('pty.join_session', payload, replayFrom === undefined ? {} : { replay_from: replayFrom });
     this.joinId = id;
     this.setState('joining');

@@ -110,6 +110,12 @@ export interface PtyClientOptions {
    * reaches back is REPLAY_OUT_OF_RANGE and the join's Keyframe repaints as without it.
    */
   scrollbackFrames?: number;
+  /**
+   * With `scrollbackFrames`: that replay is also cut to the newest frames that fit in this many
+   * bytes (`replay_max_bytes`, docs/protocol.md §6.2), so a few huge frames do not pull megabytes
+   * while many small ones still fill the scrollback. Rejoins replay everything they missed.
+   */
+  scrollbackBytes?: number;
   webSocket: WebSocketFactory;
   /** Reconnect after a dropped connection (default on): exponential backoff between the delays. */
   reconnect?: { minDelayMs?: number; maxDelayMs?: number; maxAttempts?: number } | false;

@@ -33,6 +33,12 @@ export interface FlushContext extends StarterContext {
 
 type ReplayFrom = number | null | undefined;
 
+/** What a join asked to have replayed: frames after `from`, at most `maxBytes` of them (docs/protocol.md §6.2). */
+interface Replay {
+  from: ReplayFrom;
+  maxBytes: number | undefined;
+}
+
 /** A join: checked, given a role, the process started if need be, then the flush (docs/protocol.md §5.4, §6.1). */
 export async function join(ctx: FlushContext, member: Member, req: JoinSession, replayFrom: ReplayFrom, requestId: string): Promise<void> {
   const record = ctx.lifecycle.record;
@@ -43,30 +49,30 @@ export async function join(ctx: FlushContext, member: Member, req: JoinSession, 
     const before = ctx.log.current;
     await ctx.lifecycle.ensureStarted(req, decision.firstController, processStarter(ctx));
     // The start may have seen the process end already.
-    if (!ctx.lifecycle.ended) return joinLive(ctx, member, decision, replayFrom, requestId);
+    if (!ctx.lifecycle.ended) return joinLive(ctx, member, decision, { from: replayFrom, maxBytes: req.replay_max_bytes }, requestId);
     // The process ended while it was starting: show this joiner everything it printed.
     replayFrom ??= before;
   }
-  return joinEnded(ctx, member, replayFrom, requestId);
+  return joinEnded(ctx, member, { from: replayFrom, maxBytes: req.replay_max_bytes }, requestId);
 }
 
 /** RoleAssigned → replay → the join's MembershipChanged → Keyframe → what was held (docs/protocol.md §6.1). */
-async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecision, replayFrom: ReplayFrom, requestId: string): Promise<void> {
+async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecision, replay: Replay, requestId: string): Promise<void> {
   const { clock } = ctx.deps;
   member.hold();
   ctx.members.admit(member, decision.role);
   member.sendUnicast(unicast.role(member.clientId, decision, ctx.log.current, clock.now(), requestId));
-  auditMember(ctx.deps.logger, ctx.id, member, 'audit.attach', { role: decision.role, downgraded: decision.downgraded, reason: decision.reason, replay_from: replayFrom ?? undefined });
+  auditMember(ctx.deps.logger, ctx.id, member, 'audit.attach', { role: decision.role, downgraded: decision.downgraded, reason: decision.reason, replay_from: replay.from ?? undefined });
 
   const joined = ctx.membershipChanged();
   // Asked for right after the MembershipChanged is numbered, so the anchor is at most that frame.
   const screen = cut(ctx.screen.snapshot('join'));
-  const replay = replayFrom === null || replayFrom === undefined ? null : await replayFor(ctx, member, replayFrom, joined.sequence, requestId);
+  const replayed = await replayFor(ctx, member, replay, joined.sequence, requestId);
   const snap = await screen;
   const last = snap instanceof PtyError ? unicast.ptyError(snap, joined.sequence, clock.now(), requestId) : unicast.keyframe(snap, joined.sequence, clock.now(), requestId);
   // The replay may include frames not yet deliverable to anyone (docs/protocol.md §3.4).
   await ctx.log.deliverable(joined.sequence);
-  member.release(replay ?? [joined], last);
+  member.release(replayed ?? [joined], last);
 }
 
 /**
@@ -80,15 +86,15 @@ function cut(pending: Promise<ScreenSnapshot> | null): Promise<ScreenSnapshot | 
 }
 
 /** An ended session can still be read: the frames asked for (at least its Closed), its last screen, goodbye. */
-async function joinEnded(ctx: FlushContext, member: Member, replayFrom: ReplayFrom, requestId: string): Promise<void> {
+async function joinEnded(ctx: FlushContext, member: Member, replay: Replay, requestId: string): Promise<void> {
   const { clock } = ctx.deps;
   const last = ctx.log.current;
   member.role = 'observer';
   member.sendUnicast(unicast.role(member.clientId, { role: 'observer', downgraded: false, reason: 'the session has ended' }, last, clock.now(), requestId));
-  auditMember(ctx.deps.logger, ctx.id, member, 'audit.attach', { role: 'observer', session_state: 'closed', replay_from: replayFrom ?? undefined });
+  auditMember(ctx.deps.logger, ctx.id, member, 'audit.attach', { role: 'observer', session_state: 'closed', replay_from: replay.from ?? undefined });
   ctx.lifecycle.reading(true);
   try {
-    let frames = replayFrom === null || replayFrom === undefined ? null : await replayFor(ctx, member, replayFrom, last, requestId);
+    let frames = await replayFor(ctx, member, replay, last, requestId);
     frames ??= await ctx.log.framesAfter(last - 1);
     await ctx.log.deliverable(last);
     // A retired session's last screen comes back from the log, for this join only.
@@ -128,13 +134,31 @@ export async function recoverLagged(ctx: FlushContext, member: Member): Promise<
   member.release([], unicast.keyframe(snap, member.lastSequence, clock.now()), snap.anchor);
 }
 
-/** Log frames in (replayFrom, upTo] this member may see, or null after telling it REPLAY_OUT_OF_RANGE. */
-async function replayFor(ctx: FlushContext, member: Member, replayFrom: number, upTo: number, requestId: string): Promise<LogFrame[] | null> {
-  const entries = await ctx.log.range(replayFrom, upTo);
+/**
+ * Log frames in (replay.from, upTo] this member may see, or null when none were asked for or after
+ * telling it REPLAY_OUT_OF_RANGE. With `maxBytes`, only the newest that fit (docs/protocol.md §6.2).
+ */
+async function replayFor(ctx: FlushContext, member: Member, replay: Replay, upTo: number, requestId: string): Promise<LogFrame[] | null> {
+  if (replay.from === null || replay.from === undefined) return null;
+  const entries = await ctx.log.range(replay.from, upTo);
   if (!Array.isArray(entries)) {
     member.sendUnicast(unicast.error(entries, upTo, ctx.deps.clock.now(), requestId));
     return null;
   }
   const filter = ctx.deps.replayFilter;
-  return entries.filter((e) => !filter || filter(ctx.id, member.clientId, e)).map(asFrame);
+  const frames = entries.filter((e) => !filter || filter(ctx.id, member.clientId, e)).map(asFrame);
+  return replay.maxBytes === undefined ? frames : newestWithin(frames, replay.maxBytes);
+}
+
+/**
+ * The newest frames whose JSON (as replayed: Output stays JSON, docs/protocol.md §2.3) adds up to
+ * at most `maxBytes`, counted in characters (base64 Output is ASCII; a label may not be). The last
+ * frame is always kept: the join's own MembershipChanged, or an ended session's Closed. What is
+ * left out is as if `replay_from` had been higher, so the client's cursor stays exact.
+ */
+function newestWithin(frames: LogFrame[], maxBytes: number): LogFrame[] {
+  let start = frames.length - 1;
+  let total = frames[start]?.json.length ?? 0;
+  while (start > 0 && total + frames[start - 1]!.json.length <= maxBytes) total += frames[--start]!.json.length;
+  return frames.slice(Math.max(start, 0));
 }

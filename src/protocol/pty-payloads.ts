@@ -24,6 +24,8 @@ export const JoinSession = v.object({
   cols: v.optional(Dim),
   rows: v.optional(Dim),
   client_label: v.optional(v.pipe(v.string(), v.maxLength(128))),
+  /** With `replay_from`: replay only the newest frames that fit in this many bytes (docs/protocol.md §6.2). */
+  replay_max_bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER))),
   session_id: v.optional(v.string()),
 });
 export type JoinSession = v.InferOutput<typeof JoinSession>;

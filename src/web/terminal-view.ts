@@ -13,8 +13,13 @@ import { renderMembers } from './members.ts';
 import { THEMES, type Appearance } from './preferences.ts';
 import { registerClipboard, registerWebLinks, TerminalSearch } from './terminal-extras.ts';
 
-/** Log frames the first join replays for scrollback (bounded: the page never asks for the whole log). */
+/**
+ * What the first join replays for scrollback: the last 1000 log frames, and of those only the
+ * newest 1 MiB (frames as sent), so a reload after huge frames stays small and one after many small
+ * frames still fills the scrollback (5000 lines). The page never asks for the whole log.
+ */
 const SCROLLBACK_FRAMES = 1000;
+const SCROLLBACK_BYTES = 1024 * 1024;
 
 export interface TerminalUi {
   container: HTMLElement;
@@ -93,6 +98,7 @@ export class TerminalView {
       label: opts.label,
       ...(size && size.cols > 0 && size.rows > 0 ? { size: { cols: size.cols, rows: size.rows } } : {}),
       scrollbackFrames: SCROLLBACK_FRAMES,
+      scrollbackBytes: SCROLLBACK_BYTES,
       webSocket: globalWebSocket,
     });
     this.wire();
