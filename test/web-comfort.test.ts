@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { nodeWebSocket } from '../src/adapter/node/ws-client.ts';
 import { PtyClient } from '../src/client/pty-client.ts';
-import { launchChromium, screenshot, typeInto, waitForText, type Browser } from './helpers/browser.ts';
+import { launchChromium, openLivePage, screenshot, typeInto, waitForText, type Browser } from './helpers/browser.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 let server: TestServer | null = null;
@@ -41,11 +41,8 @@ describe('web terminal comfort', { timeout: 120_000 }, () => {
     server = await startTestServer();
     browser = await launchChromium();
     const id = server.defaultSession!.id;
-    const page = await browser.context.newPage();
     const problems: string[] = [];
-    page.on('pageerror', (e) => problems.push(e.message));
-    await page.goto(`${server.origin}/#token=${server.devToken}&session=${id}&label=me`);
-    await waitForText(page, '#status', /^live$/);
+    const page = await openLivePage(browser, `${server.origin}/#token=${server.devToken}&session=${id}&label=me`, problems);
     await typeInto(page, 'for i in $(seq 1 200); do echo line-$i; done');
     await waitForText(page, '#terminal .xterm-rows', /line-200/);
 

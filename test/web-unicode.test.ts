@@ -4,7 +4,7 @@
 // later repaints the same screen from its Keyframe (docs/protocol.md §6.3).
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { launchChromium, waitForText, type Browser } from './helpers/browser.ts';
+import { launchChromium, openLivePage, type Browser } from './helpers/browser.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 let server: TestServer | null = null;
@@ -55,11 +55,8 @@ describe('wide characters in the web terminal', { timeout: 120_000 }, () => {
     server = await startTestServer({ SHELL: '/bin/bash', PTY_WS_DEFAULT_SHELL: '/bin/bash --norc --noprofile', LANG: 'C.UTF-8' });
     browser = await launchChromium();
     const id = server.defaultSession!.id;
-    const page = await browser.context.newPage();
     const problems: string[] = [];
-    page.on('pageerror', (e) => problems.push(e.message));
-    await page.goto(`${server.origin}/#token=${server.devToken}&session=${id}&label=me`);
-    await waitForText(page, '#status', /^live$/);
+    const page = await openLivePage(browser, `${server.origin}/#token=${server.devToken}&session=${id}&label=me`, problems);
     await page.locator('#terminal .xterm').click();
     await page.keyboard.type("PS1='$ '");
     await page.keyboard.press('Enter');
@@ -81,10 +78,7 @@ describe('wide characters in the web terminal', { timeout: 120_000 }, () => {
     expect(done.cursor[1]).toBeGreaterThan(prompt);
 
     // A page that joins now is repainted by a Keyframe of the server's screen: the same cells.
-    const late = await browser.context.newPage();
-    late.on('pageerror', (e) => problems.push(e.message));
-    await late.goto(`${server.origin}/#token=${server.devToken}&session=${id}&observe=1&label=late`);
-    await waitForText(late, '#status', /^live$/);
+    const late = await openLivePage(browser, `${server.origin}/#token=${server.devToken}&session=${id}&observe=1&label=late`, problems);
     await cursorAt(late, 2, '$');
     expect(await drawn(late)).toEqual(await drawn(page));
     expect(problems).toEqual([]);

@@ -70,3 +70,12 @@ export async function typeInto(page: Page, text: string): Promise<void> {
   await page.keyboard.type(text);
   await page.keyboard.press('Enter');
 }
+
+/** A new tab on the page at `url`, live in its session; its script errors go into `problems`. */
+export async function openLivePage(browser: Browser, url: string, problems: string[]): Promise<Page> {
+  const page = await browser.context.newPage();
+  page.on('pageerror', (e) => problems.push(e.message));
+  await page.goto(url);
+  await waitForText(page, '#status', /^live$/);
+  return page;
+}
