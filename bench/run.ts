@@ -1,7 +1,7 @@
 // `npm run bench`: figures from the real server, PTY host and libSQL file on loopback, each next to a
 // baseline measured in the same run. Prints a table and writes bench/results/<time>.json.
 // Knobs: BENCH_MB (payload size, default 200), BENCH_RUNS (default 3), BENCH_SESSIONS (default 1000),
-// BENCH_ONLY (comma list of figures: throughput,latency,fanout,replay,scale,coldstart; `trace`, the
+// BENCH_ONLY (comma list of figures: throughput,latency,fanout,replay,scale,coldstart,frontdoor; `trace`, the
 // echo path hop by hop, runs only when named), BENCH_TTYD
 // (the ttyd binary measured beside pty-ws; default <repo>/../shared/bin/ttyd, its rows skipped if absent).
 import { execFileSync } from 'node:child_process';
@@ -10,6 +10,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { coldStart } from './figures/cold-start.ts';
 import { fanOut } from './figures/fanout.ts';
+import { frontDoorAttach } from './figures/front-door.ts';
 import { echoFigure } from './figures/echo-rounds.ts';
 import { hopTrace } from './figures/hop-trace.ts';
 import { serverEcho, type Latency } from './figures/latency.ts';
@@ -23,7 +24,7 @@ import { findTtyd } from './lib/ttyd.ts';
 const MB = Number(process.env.BENCH_MB ?? 200);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'throughput,latency,fanout,replay,scale,coldstart').split(','));
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'throughput,latency,fanout,replay,scale,coldstart,frontdoor').split(','));
 const LIMITS = { PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '100000', PTY_WS_MAX_CONNECTIONS_PER_INSTANCE: '100000', PTY_WS_MAX_SESSIONS_PER_PRINCIPAL: '100000', PTY_WS_MAX_OBSERVERS: '200' };
 
 interface Row {
@@ -189,6 +190,21 @@ async function main(): Promise<void> {
       row('7 cold start, pty-ws serve (spawn → listening, PTY host included)', sp(c.serve.packed, 'ms', (n) => n.toFixed(0)), `${sp(c.serve.sources, 'ms', (n) => n.toFixed(0))} (sources, tsx)`, c.serve.packed.median / c.serve.sources.median, '', null);
       row('7 cold start, PTY host (spawn → listening)', sp(c.ptyHost.packed, 'ms', (n) => n.toFixed(0)), `${sp(c.ptyHost.sources, 'ms', (n) => n.toFixed(0))} (sources, tsx)`, c.ptyHost.packed.median / c.ptyHost.sources.median, '', null);
       row('7 npm pack + npm install --global of the tarball', `${(c.packMs / 1000).toFixed(1)} s + ${(c.installMs / 1000).toFixed(1)} s`, '', null, '', null);
+    }
+    if (ONLY.has('frontdoor')) {
+      console.log('figure 8: attach through the nginx front door vs direct …');
+      const server = await startBenchServer(LIMITS);
+      try {
+        const a = await frontDoorAttach(server, RUNS * 40, 10);
+        results.frontDoor = a;
+        if ('skipped' in a) row('8 attach + join through the nginx front door', `skipped: ${a.skipped}`, '', null, '', null);
+        else {
+          const pcts = (x: Latency) => `p50 ${f2(x.p50)} / p90 ${f2(x.p90)} / p99 ${f2(x.p99)} ms`;
+          row('8 attach + join through the nginx front door', pcts(a.frontDoor), `${pcts(a.direct)} (direct)`, a.frontDoor.p50 / a.direct.p50, 'p50 + ≤ 1 ms', a.frontDoor.p50 - a.direct.p50 <= 1);
+        }
+      } finally {
+        await server.stop();
+      }
     }
   } finally {
     rmSync(work, { recursive: true, force: true });

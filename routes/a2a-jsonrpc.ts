@@ -1,8 +1,8 @@
 // A2A v1.0's JSON-RPC 2.0 binding: POST /agents/{instance_id}/a2a/jsonrpc (docs/a2a.md). Streaming
 // methods answer as Server-Sent Events, each event a JSON-RPC response carrying the request's id.
-import type { Context, Hono } from 'hono';
+import type { Context, Handler, Hono } from 'hono';
 import type { Principal } from '../src/auth/principal.ts';
-import type { A2aControlPlane } from '../src/a2a/control-plane.ts';
+import type { A2aOperations } from '../src/a2a/control-plane.ts';
 import { sseResponse } from '../src/a2a/sse.ts';
 import { jsonRpcError, jsonRpcHttpStatus } from '../src/a2a/wire-errors.ts';
 import { A2A_ERRORS, BindingError, restError, toBindingError } from '../src/errors.ts';
@@ -10,7 +10,14 @@ import type { AppDeps } from './deps.ts';
 import { a2aCaller, jsonBody } from './a2a-request.ts';
 
 type Id = string | number | null;
-type Method = (a2a: A2aControlPlane, p: Principal, params: unknown) => Promise<unknown>;
+export interface JsonRpcRequest {
+  id: Id;
+  method: string;
+  params: unknown;
+}
+/** The owner's answer where the operation belongs to another instance (the fleet agent); undefined: answered here. */
+export type JsonRpcForward = (c: Context, principal: Principal, req: JsonRpcRequest) => Promise<Response | undefined>;
+type Method = (a2a: A2aOperations, p: Principal, params: unknown) => Promise<unknown>;
 
 const PUSH_CONFIG_METHODS = ['CreateTaskPushNotificationConfig', 'GetTaskPushNotificationConfig', 'ListTaskPushNotificationConfigs', 'DeleteTaskPushNotificationConfig'];
 
@@ -22,37 +29,44 @@ const METHODS: Record<string, Method> = {
   GetExtendedAgentCard: async (a2a) => a2a.extendedAgentCard(),
   ...Object.fromEntries(PUSH_CONFIG_METHODS.map((m): [string, Method] => [m, async (a2a, p) => a2a.pushConfig(p)])),
 };
-const STREAMING: Record<string, (a2a: A2aControlPlane, p: Principal, params: unknown) => Promise<AsyncIterable<unknown>>> = {
+const STREAMING: Record<string, (a2a: A2aOperations, p: Principal, params: unknown) => Promise<AsyncIterable<unknown>>> = {
   SendStreamingMessage: (a2a, p, params) => a2a.streamMessage(p, params),
   SubscribeToTask: (a2a, p, params) => a2a.subscribe(p, params),
 };
 
 export function a2aJsonRpcRoute(app: Hono, deps: AppDeps): void {
-  app.post('/agents/:instance_id/a2a/jsonrpc', async (c) => {
+  app.post('/agents/:instance_id/a2a/jsonrpc', jsonRpcHandler(deps, deps.a2a, (c) => a2aCaller(c, deps)));
+}
+
+/** One JSON-RPC endpoint over `a2a`; `caller` answers null for a path naming another instance. */
+export function jsonRpcHandler(deps: AppDeps, a2a: A2aOperations, caller: (c: Context) => Promise<Principal | null>, forward?: JsonRpcForward): Handler {
+  return async (c) => {
     let id: Id = null;
     try {
-      const principal = await a2aCaller(c, deps);
+      const principal = await caller(c);
       if (!principal) return c.json(restError('not_found', `unknown instance ${c.req.param('instance_id')}`), 404);
       const req = envelope(await jsonBody(c));
       id = req.id;
+      const forwarded = await forward?.(c, principal, req);
+      if (forwarded) return forwarded;
       const stream = STREAMING[req.method];
       if (stream) {
-        const events = await stream(deps.a2a, principal, req.params);
+        const events = await stream(a2a, principal, req.params);
         const requestId = id;
         return sseResponse(events, (result) => ({ jsonrpc: '2.0', id: requestId, result }), (e) => `data: ${JSON.stringify(failure(c, deps, requestId, e).body)}\n\n`);
       }
       const method = METHODS[req.method];
       if (!method) throw new BindingError('INVALID_REQUEST', `no method ${JSON.stringify(req.method)} in A2A v1.0's JSON-RPC binding`, { a2a: A2A_ERRORS.methodNotFound });
-      return c.json({ jsonrpc: '2.0', id, result: await method(deps.a2a, principal, req.params) });
+      return c.json({ jsonrpc: '2.0', id, result: await method(a2a, principal, req.params) });
     } catch (e) {
       const { body, status } = failure(c, deps, id, e);
       return c.json(body, status as 200);
     }
-  });
+  };
 }
 
 /** A JSON-RPC 2.0 request object; anything else is Invalid Request (-32600). */
-function envelope(body: unknown): { id: Id; method: string; params: unknown } {
+function envelope(body: unknown): JsonRpcRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidRequest('a JSON-RPC request is a JSON object (batches are not supported)');
   const r = body as Record<string, unknown>;
   if (r.jsonrpc !== '2.0') throw invalidRequest('jsonrpc must be "2.0"');

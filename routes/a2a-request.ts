@@ -11,11 +11,14 @@ import { bearerFromHeader } from './request.ts';
 const MAX_BODY_BYTES = 1024 * 1024;
 const JSON_TYPES = ['application/json', 'application/a2a+json'];
 
-/** The caller, or null when the path names another instance (the route answers 404). */
-export async function a2aCaller(c: Context, deps: AppDeps): Promise<Principal | null> {
+/**
+ * The caller, or null when the path names another instance (the route answers 404). The fleet
+ * agent's paths (routes/fleet-a2a.ts) name none: `fleet` skips that check.
+ */
+export async function a2aCaller(c: Context, deps: AppDeps, fleet = false): Promise<Principal | null> {
   requireSecureTransport(c, deps.config);
   const principal = await deps.auth.authenticate(bearerFromHeader(c), deps.clientCertificate?.(c));
-  if (c.req.param('instance_id') !== deps.config.instanceId) return null;
+  if (!fleet && c.req.param('instance_id') !== deps.config.instanceId) return null;
   // A2A-Version absent: taken as ours (a plain curl); any other version is refused by name.
   const version = c.req.header('a2a-version');
   if (version !== undefined && !/^1\.0(\.\d+)?$/.test(version.trim())) {

@@ -2,9 +2,9 @@
 // `/message:stream`, `/tasks`, `/tasks/{id}`, `/tasks/{id}:cancel`, `/tasks/{id}:subscribe`, the
 // push-config paths and `/extendedAgentCard`. Paths with `:verb` suffixes are matched here, not by
 // Hono's router, which reads `:` as the start of a parameter.
-import type { Context, Hono } from 'hono';
+import type { Context, Handler, Hono } from 'hono';
 import type { Principal } from '../src/auth/principal.ts';
-import type { A2aControlPlane } from '../src/a2a/control-plane.ts';
+import type { A2aOperations } from '../src/a2a/control-plane.ts';
 import { invalidParams } from '../src/a2a/requests.ts';
 import { sseResponse } from '../src/a2a/sse.ts';
 import { restErrorBody } from '../src/a2a/wire-errors.ts';
@@ -12,8 +12,8 @@ import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import type { AppDeps } from './deps.ts';
 import { a2aCaller, jsonBody } from './a2a-request.ts';
 
-interface Call {
-  a2a: A2aControlPlane;
+export interface Call {
+  a2a: A2aOperations;
   principal: Principal;
   /** The `{id}` of a task path. */
   id: string;
@@ -21,45 +21,59 @@ interface Call {
   body: () => Promise<unknown>;
 }
 type Answer = { json: unknown } | { stream: AsyncIterable<unknown> };
-interface Route {
+/** The operations the fleet agent may forward to the instance owning their terminal (routes/fleet-a2a.ts). */
+export type ForwardKind = 'send' | 'stream' | 'cancel' | 'subscribe';
+export interface Route {
   method: 'GET' | 'POST' | 'DELETE';
   path: RegExp;
   run: (call: Call) => Promise<Answer>;
+  forward?: ForwardKind;
 }
+/** The owner's answer where the operation belongs to another instance (the fleet agent); undefined: answered here. */
+export type RestForward = (c: Context, route: Route & { forward: ForwardKind }, call: Call) => Promise<Response | undefined>;
 
 const TASK = '([^/:]+)';
 const ROUTES: Route[] = [
-  { method: 'POST', path: /^\/message:send$/, run: async (r) => ({ json: await r.a2a.sendMessage(r.principal, await r.body()) }) },
-  { method: 'POST', path: /^\/message:stream$/, run: async (r) => ({ stream: await r.a2a.streamMessage(r.principal, await r.body()) }) },
+  { method: 'POST', path: /^\/message:send$/, run: async (r) => ({ json: await r.a2a.sendMessage(r.principal, await r.body()) }), forward: 'send' },
+  { method: 'POST', path: /^\/message:stream$/, run: async (r) => ({ stream: await r.a2a.streamMessage(r.principal, await r.body()) }), forward: 'stream' },
   { method: 'GET', path: /^\/tasks$/, run: async (r) => ({ json: await r.a2a.listTasks(r.principal, listQuery(r.query)) }) },
   { method: 'GET', path: new RegExp(`^/tasks/${TASK}$`), run: async (r) => ({ json: await r.a2a.getTask(r.principal, { id: r.id, historyLength: numberParam(r.query, 'historyLength') }) }) },
-  { method: 'POST', path: new RegExp(`^/tasks/${TASK}:cancel$`), run: async (r) => ({ json: await r.a2a.cancelTask(r.principal, { ...(await bodyObject(r)), id: r.id }) }) },
-  { method: 'POST', path: new RegExp(`^/tasks/${TASK}:subscribe$`), run: async (r) => ({ stream: await r.a2a.subscribe(r.principal, { id: r.id }) }) },
-  { method: 'GET', path: new RegExp(`^/tasks/${TASK}:subscribe$`), run: async (r) => ({ stream: await r.a2a.subscribe(r.principal, { id: r.id }) }) },
+  { method: 'POST', path: new RegExp(`^/tasks/${TASK}:cancel$`), run: async (r) => ({ json: await r.a2a.cancelTask(r.principal, { ...(await bodyObject(r)), id: r.id }) }), forward: 'cancel' },
+  { method: 'POST', path: new RegExp(`^/tasks/${TASK}:subscribe$`), run: async (r) => ({ stream: await r.a2a.subscribe(r.principal, { id: r.id }) }), forward: 'subscribe' },
+  { method: 'GET', path: new RegExp(`^/tasks/${TASK}:subscribe$`), run: async (r) => ({ stream: await r.a2a.subscribe(r.principal, { id: r.id }) }), forward: 'subscribe' },
   ...(['POST', 'GET'] as const).map((method): Route => ({ method, path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs$`), run: async (r) => r.a2a.pushConfig(r.principal) })),
   ...(['GET', 'DELETE'] as const).map((method): Route => ({ method, path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs/[^/]+$`), run: async (r) => r.a2a.pushConfig(r.principal) })),
   { method: 'GET', path: /^\/extendedAgentCard$/, run: async (r) => r.a2a.extendedAgentCard() },
 ];
 
 export function a2aRestRoute(app: Hono, deps: AppDeps): void {
-  app.all('/agents/:instance_id/a2a/rest/*', async (c) => {
+  app.all('/agents/:instance_id/a2a/rest/*', restHandler(deps, deps.a2a, /^\/agents\/[^/]+\/a2a\/rest(\/.*)$/, (c) => a2aCaller(c, deps)));
+}
+
+/** One HTTP+JSON endpoint over `a2a`, its paths after `prefix`'s group; `caller` answers null for a path naming another instance. */
+export function restHandler(deps: AppDeps, a2a: A2aOperations, prefix: RegExp, caller: (c: Context) => Promise<Principal | null>, forward?: RestForward): Handler {
+  return async (c) => {
     try {
-      const principal = await a2aCaller(c, deps);
+      const principal = await caller(c);
       if (!principal) return c.json(restError('not_found', `unknown instance ${c.req.param('instance_id')}`), 404);
       // The raw path: a task id is percent-decoded once, here, after the path is split.
-      const rel = /^\/agents\/[^/]+\/a2a\/rest(\/.*)$/.exec(new URL(c.req.url).pathname)?.[1] ?? '';
+      const rel = prefix.exec(new URL(c.req.url).pathname)?.[1] ?? '';
       const matches = ROUTES.filter((r) => r.path.test(rel));
       const route = matches.find((r) => r.method === c.req.method);
       if (!route) return c.json(restError('not_found', matches.length > 0 ? `${c.req.method} is not allowed on ${rel}` : `no A2A HTTP+JSON route ${rel}`), matches.length > 0 ? 405 : 404);
       const id = decodeSegment(route.path.exec(rel)?.[1] ?? '');
-      const answer = await route.run({ a2a: deps.a2a, principal, id, query: new URL(c.req.url).searchParams, body: () => jsonBody(c) });
+      let body: Promise<unknown> | undefined;
+      const call: Call = { a2a, principal, id, query: new URL(c.req.url).searchParams, body: () => (body ??= jsonBody(c)) };
+      const forwarded = route.forward && (await forward?.(c, { ...route, forward: route.forward }, call));
+      if (forwarded) return forwarded;
+      const answer = await route.run(call);
       if ('json' in answer) return c.json(answer.json);
       return sseResponse(answer.stream, (event) => event, (e) => `event: error\ndata: ${JSON.stringify(failure(c, deps, e).body)}\n\n`);
     } catch (e) {
       const { body, status } = failure(c, deps, e);
       return c.json(body, status as 400);
     }
-  });
+  };
 }
 
 function decodeSegment(segment: string): string {
@@ -71,7 +85,7 @@ function decodeSegment(segment: string): string {
 }
 
 /** CancelTask may carry `metadata` in its body; an empty body is fine. */
-async function bodyObject(r: Call): Promise<Record<string, unknown>> {
+export async function bodyObject(r: Call): Promise<Record<string, unknown>> {
   const body = await r.body();
   if (body === undefined) return {};
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BindingError('INVALID_REQUEST', 'the body must be a JSON object');

@@ -1,11 +1,13 @@
-// The AgentCard (docs/protocol.md §10.1), with the extension's live params.
+// The AgentCard (docs/protocol.md §10.1), with the extension's live params; `fleet` is the fleet
+// agent's (docs/deployment.md, "The fleet agent"): the standard bindings at /fleet/a2a, no attach
+// endpoint of its own (each session's is at its owner, GET /sessions).
 import type { Config } from '../src/config.ts';
 import { BINDING_URI, EXTENSION_URI } from '../src/protocol/uris.ts';
 import { PTY_WS_VERSION } from '../src/version.ts';
 
-export function agentCard(config: Config, origins: { http: string; ws: string }, authEnforced: boolean, operations: string[]) {
+export function agentCard(config: Config, origins: { http: string; ws: string }, authEnforced: boolean, operations: string[], agent: 'instance' | 'fleet' = 'instance') {
   const endpoint = `${origins.ws}/agents/${encodeURIComponent(config.instanceId)}/sessions/{session_id}/attach`;
-  const a2a = `${origins.http}/agents/${encodeURIComponent(config.instanceId)}/a2a`;
+  const a2a = agent === 'fleet' ? `${origins.http}/fleet/a2a` : `${origins.http}/agents/${encodeURIComponent(config.instanceId)}/a2a`;
   // mTLS is one more way in (either one suffices), only where this server terminates TLS itself.
   const mtls = config.tlsClientCa !== undefined && config.tlsCert !== undefined;
   const security = authEnforced
@@ -17,29 +19,45 @@ export function agentCard(config: Config, origins: { http: string; ws: string },
         securityRequirements: [{ schemes: { bearer: { list: [] } } }, ...(mtls ? [{ schemes: { mtls: { list: [] } } }] : [])],
       }
     : {};
+  const standard = [
+    { url: `${a2a}/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+    { url: `${a2a}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+  ];
   return {
-    name: 'pty-ws',
-    description: 'Live terminal sessions that people and agents attach to over one WebSocket.',
+    ...(agent === 'fleet'
+      ? {
+          name: 'pty-ws fleet',
+          description:
+            'Every instance sharing this database as one agent: ListTasks and GetTask span the fleet (each task names its instance in metadata.instance_id); ' +
+            "a message to a session (contextId) of another instance, and CancelTask/SubscribeToTask of its tasks, are forwarded to that instance's own endpoint; a message without contextId starts a session on the instance that serves it.",
+          supportedInterfaces: standard,
+        }
+      : {
+          name: 'pty-ws',
+          description: 'Live terminal sessions that people and agents attach to over one WebSocket.',
+          // The standard bindings first, JSON-RPC preferred (docs/a2a.md): a generic A2A client picks the
+          // first it speaks; the pty-ws binding is for attaching to a terminal.
+          supportedInterfaces: [...standard, { url: endpoint, protocolBinding: BINDING_URI, protocolVersion: '1.0' }],
+        }),
     version: PTY_WS_VERSION,
     provider: { organization: 'pty-ws', url: origins.http },
-    // The standard bindings first, JSON-RPC preferred (docs/a2a.md): a generic A2A client picks the
-    // first it speaks; the pty-ws binding is for attaching to a terminal.
-    supportedInterfaces: [
-      { url: `${a2a}/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-      { url: `${a2a}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
-      { url: endpoint, protocolBinding: BINDING_URI, protocolVersion: '1.0' },
-    ],
-    bindings: [
-      {
-        uri: BINDING_URI,
-        endpoint,
-        preference: 'secondary',
-        operations,
-        notes:
-          'Optimal for interactive PTY attach; control-plane operations preferred via the standard JSON-RPC and HTTP+JSON interfaces (supportedInterfaces). ListTasks on this binding is scoped to the connection\'s session (binding §4.4 deviation). ' +
-          'A message to a session running a shell is a command run in the live terminal (its output is the task artifact); push-notification config operations answer UNSUPPORTED_OPERATION (PushNotificationNotSupportedError).',
-      },
-    ],
+    // The fleet agent attaches nowhere itself: each session's attach_url (GET /sessions) is at its owner.
+    ...(agent === 'fleet'
+      ? {}
+      : {
+          bindings: [
+            {
+              uri: BINDING_URI,
+              endpoint,
+              preference: 'secondary',
+              operations,
+              notes:
+                "Optimal for interactive PTY attach; control-plane operations preferred via the standard JSON-RPC and HTTP+JSON interfaces (supportedInterfaces). ListTasks on this binding is scoped to the connection's session (binding §4.4 deviation); on the standard interfaces it spans this instance. " +
+                `The fleet agent (${origins.http}/fleet/.well-known/agent-card.json) spans every instance sharing this instance's database. ` +
+                'A message to a session running a shell is a command run in the live terminal (its output is the task artifact); push-notification config operations answer UNSUPPORTED_OPERATION (PushNotificationNotSupportedError).',
+            },
+          ],
+        }),
     capabilities: {
       streaming: true,
       pushNotifications: false,

@@ -7,6 +7,7 @@ import { agentCard } from './agent-card.ts';
 import { attachHandler } from './attach.ts';
 import type { AppDeps } from './deps.ts';
 import { edgeGuards } from './edge.ts';
+import { fleetA2aRoutes } from './fleet-a2a.ts';
 import { fleetRoutes } from './fleet.ts';
 import { requestIsSecure } from './guards.ts';
 import { bearerFromHeader, publicOrigins } from './request.ts';
@@ -36,6 +37,7 @@ export function createApp(deps: AppDeps): Hono {
   app.route('/', fleetRoutes(deps));
   a2aJsonRpcRoute(app, deps);
   a2aRestRoute(app, deps);
+  fleetA2aRoutes(app, deps);
   app.get('/', webPageHandler(deps));
   app.get('/assets/:name', webAssetHandler(deps));
   app.notFound((c) => c.json(restError('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { UpgradeWebSocket, WSContext } from 'hono/ws';
 import type { A2aControlPlane } from '../src/a2a/control-plane.ts';
+import type { FleetControlPlane } from '../src/a2a/fleet-plane.ts';
 import type { Authenticator } from '../src/auth/authenticator.ts';
 import type { ClientCertificate } from '../src/auth/certificate.ts';
 import type { Config } from '../src/config.ts';
@@ -36,6 +37,8 @@ export interface AppDeps {
   shares: ShareService;
   /** The operations of the standard A2A bindings (JSON-RPC and HTTP+JSON). */
   a2a: A2aControlPlane;
+  /** The fleet agent's operations (routes/fleet-a2a.ts): every registered instance's tasks. */
+  fleet: FleetControlPlane;
   /** The web terminal's bundled files (absent: this runtime serves no web terminal). */
   webAssets?: WebAssets;
   /** Upload and download in a session's working directory (absent: this runtime offers none). */

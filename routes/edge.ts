@@ -10,7 +10,7 @@ import { foreignHost } from './guards.ts';
 import { tokenInQuery } from './request.ts';
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const A2A_BINDING_PATH = /^\/agents\/[^/]+\/a2a\/(jsonrpc|rest)(\/|$)/;
+const A2A_BINDING_PATH = /^\/(agents\/[^/]+|fleet)\/a2a\/(jsonrpc|rest)(\/|$)/;
 
 export function edgeGuards(deps: AppDeps): MiddlewareHandler {
   const { config, auth, hub } = deps;

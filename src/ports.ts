@@ -259,6 +259,9 @@ export interface InstanceRegistryStore {
   list(): Promise<InstanceRecord[]>;
   /** The sessions of every registered instance, oldest first. */
   registeredSessions(): Promise<SessionRecord[]>;
+  get(instanceId: string): Promise<InstanceRecord | undefined>;
+  /** The registered instance that owns the session, if any. */
+  sessionOwner(sessionId: string): Promise<InstanceRecord | undefined>;
 }
 
 /** A share link (docs/sharing.md): a bearer for one session, of which only the hash is kept. */
@@ -424,10 +427,27 @@ export interface TaskStore {
   taskContext(instanceId: string, taskId: string): Promise<string | undefined>;
   /** A ListTasks page across the instance's sessions (the standard A2A bindings), ordered like listTasks. */
   listInstanceTasks(query: InstanceTaskQuery): Promise<TaskPage>;
+  /** A ListTasks page across the sessions of every registered instance (the fleet agent, docs/deployment.md), ordered like listTasks. */
+  listFleetTasks(query: FleetTaskQuery): Promise<FleetTaskPage>;
+  /** The session and instance of a task of any registered instance (task ids are the primary key of the shared database's tasks table). */
+  fleetTaskOwner(taskId: string): Promise<TaskOwner | undefined>;
 }
 
-export interface InstanceTaskQuery extends TaskReadOptions {
+export interface TaskOwner {
+  contextId: string;
   instanceId: string;
+}
+
+export interface FleetTaskPage extends TaskPage {
+  /** The owning instance of each listed task's session, by session id. */
+  owners: ReadonlyMap<string, string>;
+}
+
+export interface InstanceTaskQuery extends FleetTaskQuery {
+  instanceId: string;
+}
+
+export interface FleetTaskQuery extends TaskReadOptions {
   pageSize: number;
   after?: TaskCursor;
   /** Only this session's tasks. */

@@ -7,6 +7,7 @@ import type { AppDeps } from '../routes/deps.ts';
 import type { LogCommitter, LogDatabase } from '../storage/log-committer.ts';
 import { LogJournal, type JournalFile } from '../storage/log-journal.ts';
 import { A2aControlPlane } from './a2a/control-plane.ts';
+import { FleetControlPlane } from './a2a/fleet-plane.ts';
 import { openStore } from '../storage/open.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import type { Listening } from './banner.ts';
@@ -73,7 +74,7 @@ export interface JournalPort {
 }
 
 /** What the router itself gives the app. */
-type RouterAppDeps = 'config' | 'store' | 'registry' | 'hub' | 'auth' | 'shares' | 'a2a' | 'ready' | 'renderMetrics';
+type RouterAppDeps = 'config' | 'store' | 'registry' | 'hub' | 'auth' | 'shares' | 'a2a' | 'fleet' | 'ready' | 'renderMetrics';
 
 export interface Router {
   app: Hono;
@@ -200,6 +201,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   // A client certificate (mTLS) names the caller when no bearer is presented.
   const auth = new CertificateAuthenticator(new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId), () => clock.now());
   const shares = new ShareService({ store: store.shares, clock, instanceId: config.instanceId, endConnections: (id, message) => hub.endConnections(id, message) });
+  const a2a = new A2aControlPlane({ config, store, hub, clock, taskStore: store.tasks, tasks });
   const app = createApp({
     ...runtime.app,
     config,
@@ -208,7 +210,8 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     hub,
     auth,
     shares,
-    a2a: new A2aControlPlane({ config, store, hub, clock, taskStore: store.tasks, tasks }),
+    a2a,
+    fleet: new FleetControlPlane({ config, local: a2a, taskStore: store.tasks, registry: store.instances, tasks }),
     ready: async () => {
       const problems: string[] = [];
       await store.lastSequence('readyz').catch((e: unknown) => problems.push(`database: ${String(e)}`));

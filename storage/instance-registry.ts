@@ -48,4 +48,13 @@ export class LibsqlInstanceRegistry implements InstanceRegistryStore {
       .innerJoin(instances, eq(instances.instanceId, sessions.instanceId))
       .orderBy(asc(sessions.createdAt), asc(sessions.id));
   }
+
+  async get(instanceId: string): Promise<InstanceRecord | undefined> {
+    return (await this.db.select().from(instances).where(eq(instances.instanceId, instanceId)))[0];
+  }
+
+  async sessionOwner(sessionId: string): Promise<InstanceRecord | undefined> {
+    const rows = await this.db.select({ instance: instances }).from(instances).innerJoin(sessions, eq(sessions.instanceId, instances.instanceId)).where(eq(sessions.id, sessionId));
+    return rows[0]?.instance;
+  }
 }

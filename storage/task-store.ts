@@ -2,8 +2,8 @@
 // store's single writer; reads query the database directly.
 import { and, asc, count, desc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
 import { UNFINISHED_STATES, type Artifact, type Message, type Task, type TaskState } from '../src/protocol/a2a.ts';
-import type { InstanceTaskQuery, TaskCursor, TaskPage, TaskReadOptions, TaskStore, TaskWrite } from '../src/ports.ts';
-import { sessions, taskArtifacts, taskMessages, tasks } from './schema.ts';
+import type { FleetTaskPage, FleetTaskQuery, InstanceTaskQuery, TaskCursor, TaskOwner, TaskPage, TaskReadOptions, TaskStore, TaskWrite } from '../src/ports.ts';
+import { instances, sessions, taskArtifacts, taskMessages, tasks } from './schema.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 
 export class LibsqlTaskStore implements TaskStore {
@@ -61,14 +61,26 @@ export class LibsqlTaskStore implements TaskStore {
 
   async listInstanceTasks(q: InstanceTaskQuery): Promise<TaskPage> {
     const instanceSessions = this.db.select({ id: sessions.id }).from(sessions).where(eq(sessions.instanceId, q.instanceId));
-    const filter = and(
-      inArray(tasks.contextId, instanceSessions),
-      q.contextId !== undefined ? eq(tasks.contextId, q.contextId) : undefined,
-      q.contexts !== undefined ? inArray(tasks.contextId, [...q.contexts]) : undefined,
-      q.state ? eq(tasks.state, q.state) : undefined,
-      q.statusTimestampAfter !== undefined ? gt(tasks.statusTimestamp, q.statusTimestampAfter) : undefined,
-    );
-    return this.page(filter, q);
+    return this.page(taskFilter(inArray(tasks.contextId, instanceSessions), q), q);
+  }
+
+  async listFleetTasks(q: FleetTaskQuery): Promise<FleetTaskPage> {
+    // The sessions of registered instances only, as the fleet GET /sessions lists them.
+    const registered = this.db.select({ id: sessions.id }).from(sessions).innerJoin(instances, eq(instances.instanceId, sessions.instanceId));
+    const page = await this.page(taskFilter(inArray(tasks.contextId, registered), q), q);
+    const contexts = [...new Set(page.tasks.map((t) => t.contextId))];
+    const rows = contexts.length === 0 ? [] : await this.db.select({ id: sessions.id, instanceId: sessions.instanceId }).from(sessions).where(inArray(sessions.id, contexts));
+    return { ...page, owners: new Map(rows.map((r) => [r.id, r.instanceId])) };
+  }
+
+  async fleetTaskOwner(taskId: string): Promise<TaskOwner | undefined> {
+    const rows = await this.db
+      .select({ contextId: tasks.contextId, instanceId: sessions.instanceId })
+      .from(tasks)
+      .innerJoin(sessions, eq(sessions.id, tasks.contextId))
+      .innerJoin(instances, eq(instances.instanceId, sessions.instanceId))
+      .where(eq(tasks.id, taskId));
+    return rows[0];
   }
 
   async taskContext(instanceId: string, taskId: string): Promise<string | undefined> {
@@ -146,6 +158,17 @@ export class LibsqlTaskStore implements TaskStore {
       .orderBy(asc(taskArtifacts.taskId), asc(taskArtifacts.position));
     return groupBy(rows, (r) => r.taskId, (r) => r.artifact as unknown as Artifact);
   }
+}
+
+/** A ListTasks query's filters, within the sessions `scope` selects. */
+function taskFilter(scope: SQL, q: Omit<FleetTaskQuery, 'pageSize'>): SQL | undefined {
+  return and(
+    scope,
+    q.contextId !== undefined ? eq(tasks.contextId, q.contextId) : undefined,
+    q.contexts !== undefined ? inArray(tasks.contextId, [...q.contexts]) : undefined,
+    q.state ? eq(tasks.state, q.state) : undefined,
+    q.statusTimestampAfter !== undefined ? gt(tasks.statusTimestamp, q.statusTimestampAfter) : undefined,
+  );
 }
 
 function groupBy<R, T>(rows: R[], key: (r: R) => string, value: (r: R) => T): Map<string, T[]> {

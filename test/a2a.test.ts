@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { newToken, writeTokenFile, type TestToken } from './helpers/tokens.ts';
-import { a2aClient, get, list, send, stateName, textOf, TRANSPORTS, untilState, userText, type Transport } from './helpers/a2a.ts';
+import { a2aClient, collect, get, list, rejection, send, stateName, textOf, TRANSPORTS, untilState, userText, type Transport } from './helpers/a2a.ts';
 
 const ctl: TestToken = { token: newToken(), principal: 'carla', scopes: ['pty:control'] };
 const obs: TestToken = { token: newToken(), principal: 'otto', scopes: ['pty:observe'] };
@@ -33,21 +33,6 @@ afterAll(async () => {
 
 const states = (events: StreamResponse[]) =>
   events.map((e) => (e.payload?.$case === 'task' ? `task:${stateName(e.payload.value.status?.state)}` : e.payload?.$case === 'statusUpdate' ? stateName(e.payload.value.status?.state) : (e.payload?.$case ?? '?')));
-
-async function collect(stream: AsyncIterable<StreamResponse>): Promise<StreamResponse[]> {
-  const out: StreamResponse[] = [];
-  for await (const e of stream) out.push(e);
-  return out;
-}
-
-async function rejection(p: Promise<unknown>): Promise<A2AError> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  );
-  expect(e, 'the call must fail').toBeInstanceOf(Error);
-  return e as A2AError;
-}
 
 const endpoint = (kind: 'jsonrpc' | 'rest') => `${server.origin}/agents/${server.config.instanceId}/a2a/${kind}`;
 const rpc = async (body: string, token = ctl.token, headers: Record<string, string> = { 'content-type': 'application/json' }) => {

@@ -16,6 +16,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FleetSessionList, InstanceList } from '../src/protocol/fleet-info.ts';
 import { SessionList } from '../src/protocol/session-info.ts';
 import { PTY_WS_VERSION } from '../src/version.ts';
+import { TaskState, type Task } from '@a2a-js/sdk';
+import { TaskNotFoundError } from '@a2a-js/sdk/errors';
+import { a2aClient, collect, get, list, rejection, send, stateName, textOf, TRANSPORTS, untilState, userText } from './helpers/a2a.ts';
 import { launchChromium, screenshot, screenText, typeInto, waitForText } from './helpers/browser.ts';
 import { TestClient } from './helpers/client.ts';
 import { endOrphans } from './helpers/leftovers.ts';
@@ -92,16 +95,21 @@ async function attach(url: string, how: 'header' | 'subprotocol'): Promise<TestC
 
 const type = (c: TestClient, text: string) => c.send('pty.session_input', { data: Buffer.from(text).toString('base64') });
 
-async function rpc(id: Id, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const res = await fetch(`${frontDoor}/agents/${id}/a2a/jsonrpc`, {
-    method: 'POST',
-    headers: { ...bearer(), 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
+/** A JSON-RPC call at an endpoint: its HTTP answer, not yet read. */
+const post = (url: string, method: string, params: Record<string, unknown>) =>
+  fetch(url, { method: 'POST', headers: { ...bearer(), 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+
+async function rpc(id: Id, method: string, params: Record<string, unknown>, url = `${frontDoor}/agents/${id}/a2a/jsonrpc`): Promise<Record<string, unknown>> {
+  const res = await post(url, method, params);
   const body = (await res.json()) as { result?: Record<string, unknown>; error?: unknown };
   if (!body.result) throw new Error(`${method} at ${id}: HTTP ${res.status} ${JSON.stringify(body.error)}`);
   return body.result;
 }
+
+/** The fleet agent's JSON-RPC endpoint served by one particular instance (not through the front door). */
+const fleetAt = (id: Id) => `${instances.get(id)!.origin}/fleet/a2a/jsonrpc`;
+const ownerOf = (t: Task) => (t.metadata as Record<string, unknown> | undefined)?.instance_id;
+const fleetTasks = new Map<Id, string>();
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'pty-ws-fleet-'));
@@ -229,6 +237,74 @@ describe('a fleet: sqld, three instances, nginx', () => {
     expect(JSON.stringify(done.artifacts)).toContain('a2a-42');
   }, 60_000);
 
+  it('the fleet agent (its AgentCard at the front door): ListTasks spans the instances the bearer may see; GetTask, SendMessage, CancelTask and streams reach the owner', async () => {
+    const card = (await (await fetch(`${frontDoor}/fleet/.well-known/agent-card.json`)).json()) as { name: string; supportedInterfaces: Array<{ url: string }> };
+    expect(card.name).toBe('pty-ws fleet');
+    expect(card.supportedInterfaces.map((i) => i.url)).toEqual([`${frontDoor}/fleet/a2a/jsonrpc`, `${frontDoor}/fleet/a2a/rest`]);
+    const fleet = await a2aClient(`${frontDoor}/fleet/`, token, 'JSONRPC');
+
+    // A command in each instance's session, sent to the fleet agent (whichever instance nginx picks): it runs on the owner.
+    for (const id of IDS) {
+      const task = await fleet.sendMessage(send({ message: userText(`echo fleet-${id}-$((2*3))`, { contextId: sessions.get(id) }) }));
+      if (!('status' in task)) throw new Error('expected a task');
+      expect(stateName(task.status?.state)).toBe('TASK_STATE_COMPLETED');
+      expect(textOf(task)).toContain(`fleet-${id}-6`);
+      fleetTasks.set(id, task.id);
+      // GetTask of it, from the database, names its owner.
+      const got = await fleet.getTask(get(task.id));
+      expect([got.contextId, ownerOf(got)]).toEqual([sessions.get(id), id]);
+    }
+    // Not through nginx's choice: alpha's fleet agent forwards a message for gamma's session to gamma.
+    const forwarded = (await rpc('alpha', 'SendMessage', { message: userText('echo forwarded-$FLEET_MARK', { contextId: sessions.get('gamma') }) }, fleetAt('alpha'))).task as { id: string; artifacts: unknown };
+    expect(JSON.stringify(forwarded.artifacts)).toContain('forwarded-kept');
+
+    // ListTasks over both transports: every instance's tasks, each naming its owner; pages chain without overlap.
+    for (const transport of TRANSPORTS) {
+      const client = await a2aClient(`${frontDoor}/fleet/`, token, transport);
+      const all = await client.listTasks(list({ pageSize: 100 }));
+      for (const id of IDS) expect(ownerOf(all.tasks.find((t) => t.id === fleetTasks.get(id))!), `${id}'s task over ${transport}`).toBe(id);
+      expect(all.tasks.find((t) => t.id === forwarded.id)?.metadata).toMatchObject({ instance_id: 'gamma' });
+      const seen: string[] = [];
+      let token_ = '';
+      do {
+        const page = await client.listTasks(list({ pageSize: 2, ...(token_ ? { pageToken: token_ } : {}) }));
+        expect(page.totalSize).toBe(all.totalSize);
+        seen.push(...page.tasks.map((t) => t.id));
+        token_ = page.nextPageToken;
+      } while (token_);
+      expect(seen).toEqual(all.tasks.map((t) => t.id));
+    }
+
+    // A bearer restricted to alpha's session sees its tasks only, wherever it asks; the others are not found.
+    const key = new TextEncoder().encode(SECRET);
+    const watcher = await a2aClient(`${frontDoor}/fleet/`, await signJwt({ sub: 'watcher', scope: 'pty:observe', sessions: [sessions.get('alpha')!] }, key), 'JSONRPC');
+    const visible = await watcher.listTasks(list({ pageSize: 100 }));
+    expect(visible.tasks.length).toBeGreaterThan(0);
+    expect(new Set(visible.tasks.map((t) => t.contextId))).toEqual(new Set([sessions.get('alpha')]));
+    expect(visible.totalSize).toBe(visible.tasks.length);
+    expect(await rejection(watcher.getTask(get(fleetTasks.get('beta')!)))).toBeInstanceOf(TaskNotFoundError);
+    // Observing is not controlling: no message, no cancel, wherever the task is.
+    expect((await rejection(watcher.sendMessage(send({ message: userText('true', { contextId: sessions.get('alpha') }) })))).message).toMatch(/pty:control/);
+
+    // CancelTask of a running task of beta's, through the fleet agent.
+    const sleeping = await fleet.sendMessage(send({ message: userText('sleep 60', { contextId: sessions.get('beta') }), configuration: { returnImmediately: true } }));
+    if (!('status' in sleeping)) throw new Error('expected a task');
+    await untilState(fleet, sleeping.id, TaskState.TASK_STATE_WORKING, 20_000);
+    const canceled = await fleet.cancelTask({ tenant: '', id: sleeping.id, metadata: undefined });
+    expect(stateName(canceled.status?.state)).toBe('TASK_STATE_CANCELED');
+
+    // Streams come through as they are: a streamed command on gamma, and a subscription to one on alpha.
+    const streamed = await collect(fleet.sendMessageStream(send({ message: userText('echo streamed-$((40+2))', { contextId: sessions.get('gamma') }) })));
+    expect(JSON.stringify(streamed.map((e) => e.payload))).toContain('streamed-42');
+    const last = streamed.at(-1)?.payload;
+    expect(last?.$case === 'statusUpdate' && stateName(last.value.status?.state)).toBe('TASK_STATE_COMPLETED');
+    const later = await fleet.sendMessage(send({ message: userText('sleep 2; echo subscribed-$((3+4))', { contextId: sessions.get('alpha') }), configuration: { returnImmediately: true } }));
+    if (!('status' in later)) throw new Error('expected a task');
+    await untilState(fleet, later.id, TaskState.TASK_STATE_WORKING, 20_000);
+    const followed = await collect(fleet.resubscribeTask({ tenant: '', id: later.id }));
+    expect(JSON.stringify(followed.map((e) => e.payload))).toContain('subscribed-7');
+  }, 120_000);
+
   it('the web page behind the front door offers the instances and switches between them', async () => {
     const browser = await launchChromium();
     try {
@@ -283,6 +359,14 @@ describe('a fleet: sqld, three instances, nginx', () => {
     await b.waitForOutput('still-2', 15_000);
     // gamma's path has no one behind it now.
     expect((await fetch(`${frontDoor}/agents/gamma/sessions`, { headers: bearer() })).status).toBe(502);
+
+    // The fleet agent still reads gamma's tasks from the database; what needs gamma's terminal names it.
+    const fleet = await a2aClient(`${frontDoor}/fleet/`, token, 'JSONRPC');
+    expect(ownerOf(await fleet.getTask(get(fleetTasks.get('gamma')!)))).toBe('gamma');
+    const refused = await rejection(fleet.sendMessage(send({ message: userText('echo nobody', { contextId: sessions.get('gamma') }) })));
+    expect(refused.message).toMatch(/instance gamma owns this terminal but does not answer/);
+    const direct = (await (await post(fleetAt('beta'), 'SendStreamingMessage', { message: userText('echo nobody', { contextId: sessions.get('gamma') }) })).json()) as { error: { code: number; message: string; data: Array<{ metadata: Record<string, string> }> } };
+    expect(direct.error).toMatchObject({ code: -32603, data: [{ metadata: { instance_id: 'gamma' } }] });
   }, 60_000);
 
   it('a restarted instance re-adopts its session and heartbeats again', async () => {

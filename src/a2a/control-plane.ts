@@ -6,7 +6,7 @@ import { A2A_ERRORS, BindingError } from '../errors.ts';
 import type { Session } from '../hub/types.ts';
 import { uuidv7 } from '../ids.ts';
 import type { Task } from '../protocol/a2a.ts';
-import type { TaskStore } from '../ports.ts';
+import type { FleetTaskQuery, TaskPage, TaskStore } from '../ports.ts';
 import { pushUnsupported } from '../tasks/ops.ts';
 import { decodePageToken, encodePageToken } from '../tasks/page-token.ts';
 import type { Run, SessionTasks } from '../tasks/session-tasks.ts';
@@ -30,6 +30,9 @@ export interface ListTasksResponse {
 }
 
 const DEFAULT_PAGE_SIZE = 50;
+
+/** What the standard bindings' routes call: an instance's own agent, or the fleet agent (src/a2a/fleet-plane.ts). */
+export type A2aOperations = Pick<A2aControlPlane, 'sendMessage' | 'streamMessage' | 'getTask' | 'listTasks' | 'cancelTask' | 'subscribe' | 'pushConfig' | 'extendedAgentCard'>;
 
 export class A2aControlPlane {
   constructor(private readonly deps: ControlPlaneDeps) {}
@@ -62,25 +65,10 @@ export class A2aControlPlane {
 
   /** ListTasks across the instance, limited to the sessions the principal may see (docs/a2a.md, scopes). */
   async listTasks(p: Principal, params: unknown): Promise<ListTasksResponse> {
-    requireScope(p, 'pty:observe', 'list tasks');
-    const req = parseParams(ListTasksRequest, params);
-    const pageSize = req.pageSize ?? DEFAULT_PAGE_SIZE;
-    const contexts = p.sessions ? [...p.sessions] : undefined;
-    if (contexts?.length === 0) return { tasks: [], nextPageToken: '', pageSize, totalSize: 0 };
-    await (req.contextId !== undefined ? this.deps.tasks.flushed(req.contextId) : this.deps.tasks.flushedAll());
-    const page = await this.deps.taskStore.listInstanceTasks({
-      instanceId: this.deps.config.instanceId,
-      pageSize,
-      after: req.pageToken ? pageCursor(req.pageToken) : undefined,
-      contextId: req.contextId,
-      contexts,
-      state: req.status,
-      // Stored timestamps are toISOString()'s: the same form compares as the same instant.
-      statusTimestampAfter: req.statusTimestampAfter === undefined ? undefined : new Date(req.statusTimestampAfter).toISOString(),
-      historyLength: req.historyLength,
-      includeArtifacts: req.includeArtifacts ?? false,
-    });
-    return { tasks: page.tasks, nextPageToken: page.next ? encodePageToken(page.next) : '', pageSize, totalSize: page.total };
+    const q = listTasksQuery(p, params);
+    if (q.contexts?.length === 0) return { tasks: [], nextPageToken: '', pageSize: q.pageSize, totalSize: 0 };
+    await (q.contextId !== undefined ? this.deps.tasks.flushed(q.contextId) : this.deps.tasks.flushedAll());
+    return listTasksResponse(q, await this.deps.taskStore.listInstanceTasks({ ...q, instanceId: this.deps.config.instanceId }));
   }
 
   async cancelTask(p: Principal, params: unknown): Promise<Task> {
@@ -146,7 +134,28 @@ export class A2aControlPlane {
   }
 }
 
-function requireScope(p: Principal, scope: Scope, what: string): void {
+/** A ListTasks request as a store query: the principal's sessions only (none at all: `contexts` is empty). */
+export function listTasksQuery(p: Principal, params: unknown): FleetTaskQuery {
+  requireScope(p, 'pty:observe', 'list tasks');
+  const req = parseParams(ListTasksRequest, params);
+  return {
+    pageSize: req.pageSize ?? DEFAULT_PAGE_SIZE,
+    after: req.pageToken ? pageCursor(req.pageToken) : undefined,
+    contextId: req.contextId,
+    contexts: p.sessions ? [...p.sessions] : undefined,
+    state: req.status,
+    // Stored timestamps are toISOString()'s: the same form compares as the same instant.
+    statusTimestampAfter: req.statusTimestampAfter === undefined ? undefined : new Date(req.statusTimestampAfter).toISOString(),
+    historyLength: req.historyLength,
+    includeArtifacts: req.includeArtifacts ?? false,
+  };
+}
+
+export function listTasksResponse(q: FleetTaskQuery, page: TaskPage): ListTasksResponse {
+  return { tasks: page.tasks, nextPageToken: page.next ? encodePageToken(page.next) : '', pageSize: q.pageSize, totalSize: page.total };
+}
+
+export function requireScope(p: Principal, scope: Scope, what: string): void {
   if (!hasScope(p, scope)) throw new BindingError('PERMISSION_DENIED', `this bearer cannot ${what}: that needs the ${scope} scope`);
 }
 
@@ -159,11 +168,11 @@ function asParamsError(e: unknown): unknown {
   return invalidParams(e.message, e.metadata);
 }
 
-function taskNotFound(taskId: string): BindingError {
+export function taskNotFound(taskId: string): BindingError {
   return new BindingError('TASK_NOT_FOUND', `task ${taskId} not found`, { metadata: { taskId } });
 }
 
-function pageCursor(token: string) {
+export function pageCursor(token: string) {
   try {
     return decodePageToken(token);
   } catch {

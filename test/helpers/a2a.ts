@@ -1,7 +1,9 @@
 // The official A2A SDK client (@a2a-js/sdk) against a test server, as a generic A2A user drives it:
 // from the AgentCard URL, with the bearer attached by the SDK's own fetch wrapper.
-import { GetTaskRequest, ListTasksRequest, SendMessageRequest, TaskState, type Task } from '@a2a-js/sdk';
+import { GetTaskRequest, ListTasksRequest, SendMessageRequest, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, createAuthenticatingFetchWithRetry, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
+import type { A2AError } from '@a2a-js/sdk/errors';
+import { expect } from 'vitest';
 import { uuidv7 } from '../../src/ids.ts';
 
 export const TRANSPORTS = ['JSONRPC', 'HTTP+JSON'] as const;
@@ -47,4 +49,20 @@ export async function untilState(client: Client, id: string, state: TaskState, t
     if (Date.now() > deadline) throw new Error(`task ${id} is ${stateName(task.status?.state)}, not ${stateName(state)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+export async function collect(stream: AsyncIterable<StreamResponse>): Promise<StreamResponse[]> {
+  const out: StreamResponse[] = [];
+  for await (const e of stream) out.push(e);
+  return out;
+}
+
+/** The error a call fails with (the test fails if it succeeds). */
+export async function rejection(p: Promise<unknown>): Promise<A2AError> {
+  const e = await p.then(
+    () => null,
+    (err: unknown) => err,
+  );
+  expect(e, 'the call must fail').toBeInstanceOf(Error);
+  return e as A2AError;
 }

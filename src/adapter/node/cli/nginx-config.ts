@@ -1,8 +1,8 @@
 // `pty-ws nginx-config`: the fleet's front door (docs/deployment.md, "A fleet"), an nginx
 // configuration that sends /agents/{instance_id}/… — REST, the A2A bindings and the WebSocket
 // attach with its subprotocol and Authorization header — to the instance that owns it, and
-// everything else (GET /sessions, GET /instances, the web page, the AgentCard) to any instance
-// that answers.
+// everything else (GET /sessions, GET /instances, the fleet agent under /fleet/, the web page,
+// the AgentCard) to any instance that answers.
 //
 //   pty-ws nginx-config --listen 0.0.0.0:8080 alpha=10.0.0.1:8121 beta=10.0.0.2:8121 > /etc/nginx/conf.d/pty-ws.conf
 //   pty-ws nginx-config --standalone --prefix /srv/pty-ws-nginx --listen 127.0.0.1:8080 alpha=… > nginx.conf
@@ -59,7 +59,8 @@ export function nginxFleetConfig(o: NginxFleetOptions): string {
     '',
     ...servers.flatMap((s) => [`upstream ${s.name} {`, `    server ${s.address};`, '}']),
     '',
-    '# Fleet-wide reads answer the same from any instance: the next one is tried when one is down.',
+    '# Fleet-wide reads and the fleet agent (/fleet/) answer the same from any instance: the next one',
+    '# is tried when one is down (a POST only when it was not sent yet).',
     'upstream pty_ws_any {',
     ...servers.map((s) => `    server ${s.address} max_fails=1 fail_timeout=5s;`),
     '}',
