@@ -132,10 +132,9 @@ describe('the worker log committer', () => {
     await expect(slow).rejects.toThrow(/log commit worker exited/);
 
     // The dead worker's transaction did not leave the write lock taken: the next commit would wait
-    // out the 5 s busy timeout and fail.
-    const started = performance.now();
+    // out the 5 s busy timeout and fail. (Not timed here: starting the new worker alone can take
+    // seconds on a loaded machine.)
     await committer.commit([{ sql: 'insert into probe values (?)', args: [3] }]);
-    expect(performance.now() - started).toBeLessThan(4000);
     expect(workers).toHaveLength(2);
     expect(await probeValues(client)).toEqual([1, 3]);
     await client.execute('insert into probe values (4)');
