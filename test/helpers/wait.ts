@@ -1,6 +1,6 @@
 // Polling for a condition with a deadline, for tests that watch processes rather than sockets.
 
-export async function until<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, what: string, ms = 15_000): Promise<T> {
+export async function until<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, what: string, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await check();
