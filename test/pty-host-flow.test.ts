@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { PtyHostConnection, type HostSocket, type HostSocketEvents } from '../pty/client.ts';
-import { encodeFrame, FrameDecoder, PROTOCOL_VERSION, RequestSchema, type Request } from '../pty/protocol.ts';
+import { FrameDecoder } from '../pty/frame-decoder.ts';
+import { encodeFrame, PROTOCOL_VERSION, RequestSchema, type Request } from '../pty/protocol.ts';
 import { PtyHostClient } from '../src/adapter/node/pty-host-client.ts';
 import type { SpawnSpec } from '../src/ports.ts';
 import { useHost, WAIT } from './helpers/pty-host.ts';
