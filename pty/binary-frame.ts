@@ -12,7 +12,8 @@
 //
 // Portable on purpose (Node and Deno): Uint8Array, DataView and TextEncoder only.
 
-import { concat, encodeFrame, type Request } from './protocol.ts';
+import { concatBytes } from '../src/bytes.ts';
+import { encodeFrame, type Request } from './protocol.ts';
 
 export const BINARY_WRITE = 0xffff_ff01;
 export const BINARY_DATA = 0xffff_ff02;
@@ -101,5 +102,5 @@ export function encodeWriteFrame(msg: WriteRequest): Uint8Array {
 
 /** A `data` event in binary form, its body given in parts (copied once), or in JSON when that form cannot carry it. */
 export function encodeDataFrame(sessionId: string, n: number | undefined, parts: readonly Uint8Array[]): Uint8Array {
-  return encodeBinaryFrame(BINARY_DATA, sessionId, n, parts) ?? encodeFrame({ t: 'data', sessionId, n, data: concat(parts) });
+  return encodeBinaryFrame(BINARY_DATA, sessionId, n, parts) ?? encodeFrame({ t: 'data', sessionId, n, data: concatBytes(parts) });
 }

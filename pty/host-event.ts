@@ -3,9 +3,10 @@
 // router that asked for it (binary-frame.ts, feature `binary_data`), JSON for any other.
 // Each form is built once, when first sent; a batch of reads is copied once, into the frame.
 
+import { concatBytes } from '../src/bytes.ts';
 import type { PtyExit } from '../src/ports.ts';
 import { encodeDataFrame } from './binary-frame.ts';
-import { concat, encodeFrame } from './protocol.ts';
+import { encodeFrame } from './protocol.ts';
 
 export class HostEvent {
   #json: Uint8Array | undefined;
@@ -38,7 +39,7 @@ export class HostEvent {
   frame(binary: boolean): Uint8Array {
     if (this.#json && (!binary || this.bytes === 0)) return this.#json;
     if (binary) return (this.#binary ??= this.#hold(encodeDataFrame(this.sessionId, this.n, this.#parts)));
-    return (this.#json = this.#hold(encodeFrame({ t: 'data', sessionId: this.sessionId, n: this.n, data: concat(this.#parts) })));
+    return (this.#json = this.#hold(encodeFrame({ t: 'data', sessionId: this.sessionId, n: this.n, data: concatBytes(this.#parts) })));
   }
 
   #hold(frame: Uint8Array): Uint8Array {

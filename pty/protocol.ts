@@ -140,15 +140,3 @@ export function encodeFrame(msg: Message): Uint8Array {
   frame.set(bodyBytes, 8 + headerBytes.byteLength);
   return frame;
 }
-
-/** The parts as one array (the one part itself when there is one). */
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(parts.reduce((sum, p) => sum + p.byteLength, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
-  return out;
-}

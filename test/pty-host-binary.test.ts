@@ -8,8 +8,8 @@ import { connect, type Socket } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import { BINARY_DATA, BINARY_TAG_MIN, BINARY_WRITE, encodeDataFrame } from '../pty/binary-frame.ts';
 import { FrameDecoder } from '../pty/frame-decoder.ts';
-import { PtyHostConnection, type HostSocket, type HostSocketEvents } from '../pty/client.ts';
-import { encodeFrame, HostMessageSchema, PROTOCOL_VERSION, RequestSchema, type HostMessage, type Request } from '../pty/protocol.ts';
+import { encodeFrame, HostMessageSchema, type HostMessage, type Request } from '../pty/protocol.ts';
+import { fakeHost } from './helpers/fake-pty-host.ts';
 import { useHost, WAIT } from './helpers/pty-host.ts';
 
 const tagOf = (frame: Uint8Array) => new DataView(frame.buffer, frame.byteOffset).getUint32(4);
@@ -74,36 +74,17 @@ describe('binary frames between releases (a real host)', () => {
   });
 });
 
-/** A host socket the test plays an older or newer host on: the router's frames, raw and decoded. */
-function fakeHost(features: string[]) {
-  const frames: Uint8Array[] = [];
-  const sent: Request[] = [];
-  const decoder = new FrameDecoder(RequestSchema);
-  let events: HostSocketEvents | undefined;
-  const socket: HostSocket = {
-    write: (frame) => {
-      frames.push(frame);
-      decoder.push(frame);
-      for (let r = decoder.next(); r; r = decoder.next()) sent.push(r);
-    },
-    end: () => events?.close(),
-    destroy: () => events?.close(),
-    writable: true,
-    closed: false,
-    pause: () => undefined,
-    resume: () => undefined,
-    listen: (e) => void (events = e),
-  };
-  const client = new PtyHostConnection(socket);
-  events!.data(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: 1, backends: ['native'], features }));
+/** A host the test plays, and the output the router hears from it. */
+function playedHost(features: string[]) {
+  const host = fakeHost(features);
   const received: string[] = [];
-  client.subscribe({ onData: (id, data, n) => received.push(`${id} ${n} ${new TextDecoder().decode(data)}`), onExit: () => undefined });
-  return { client, frames, sent, received, hostSends: (frame: Uint8Array) => events!.data(frame) };
+  host.client.subscribe({ onData: (id, data, n) => received.push(`${id} ${n} ${new TextDecoder().decode(data)}`), onExit: () => undefined });
+  return { ...host, received };
 }
 
 describe('the router against hosts with and without binary_data', () => {
   it('to a host without it: JSON writes, no binaryData asked, JSON output read', () => {
-    const host = fakeHost(['session_flow', 'resize_reply', 'write_failures']);
+    const host = playedHost(['session_flow', 'resize_reply', 'write_failures']);
     host.client.startEvents();
     host.client.write('s1', new Uint8Array([0x61]), () => undefined);
     expect(host.sent).toEqual([{ t: 'events' }, { t: 'write', sessionId: 's1', data: new Uint8Array([0x61]), wid: 1 }]);
@@ -113,7 +94,7 @@ describe('the router against hosts with and without binary_data', () => {
   });
 
   it('to a host with it: binary writes, binaryData asked, binary and JSON output read', () => {
-    const host = fakeHost(['binary_data', 'write_failures']);
+    const host = playedHost(['binary_data', 'write_failures']);
     host.client.startEvents({ epoch: 'e', after: { s1: 3 } });
     host.client.write('s1', new Uint8Array([0x61]), () => undefined);
     host.client.kill('s1');
