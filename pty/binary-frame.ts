@@ -42,25 +42,33 @@ export interface BinaryMessage {
  */
 export function encodeBinaryFrame(kind: BinaryKind, sessionId: string, num: number | undefined, body: Uint8Array | readonly Uint8Array[]): Uint8Array | undefined {
   if (num !== undefined && !(Number.isSafeInteger(num) && num >= 0)) return undefined;
-  const id = new TextEncoder().encode(sessionId);
-  if (id.byteLength === 0 || id.byteLength > MAX_ID_BYTES) return undefined;
+  // Session ids are ASCII (UUIDs) in practice: written as they are, without an encoder's copy.
+  const id = isAscii(sessionId) ? undefined : new TextEncoder().encode(sessionId);
+  const idBytes = id ? id.byteLength : sessionId.length;
+  if (idBytes === 0 || idBytes > MAX_ID_BYTES) return undefined;
   const parts = body instanceof Uint8Array ? [body] : body;
   let bodyBytes = 0;
   for (const part of parts) bodyBytes += part.byteLength;
-  const frame = new Uint8Array(BINARY_HEAD_BYTES + id.byteLength + bodyBytes);
+  const frame = new Uint8Array(BINARY_HEAD_BYTES + idBytes + bodyBytes);
   const view = new DataView(frame.buffer);
   view.setUint32(0, frame.byteLength - 4);
   view.setUint32(4, kind);
   frame[8] = num === undefined ? 0 : HAS_NUMBER;
-  view.setUint16(10, id.byteLength);
+  view.setUint16(10, idBytes);
   view.setFloat64(12, num ?? 0);
-  frame.set(id, BINARY_HEAD_BYTES);
-  let at = BINARY_HEAD_BYTES + id.byteLength;
+  if (id) frame.set(id, BINARY_HEAD_BYTES);
+  else for (let i = 0; i < idBytes; i++) frame[BINARY_HEAD_BYTES + i] = sessionId.charCodeAt(i);
+  let at = BINARY_HEAD_BYTES + idBytes;
   for (const part of parts) {
     frame.set(part, at);
     at += part.byteLength;
   }
   return frame;
+}
+
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
 }
 
 /**
