@@ -3,7 +3,9 @@
 // adapter hands it a HostSocket over its own Unix-socket API (node:net, Deno.connect).
 
 import type { HostResume, LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../src/ports.ts';
-import { FrameDecoder, HostMessageSchema, MAX_BODY_BYTES, PROTOCOL_VERSION, PtyHostError, type HostFeature, type HostMessage, type Request, encodeFrame } from './protocol.ts';
+import { encodeWriteFrame } from './binary-frame.ts';
+import { FrameDecoder } from './frame-decoder.ts';
+import { HostMessageSchema, MAX_BODY_BYTES, PROTOCOL_VERSION, PtyHostError, type HostFeature, type HostMessage, type Request, encodeFrame } from './protocol.ts';
 import type { ConfinementReport } from '../src/session-confinement.ts';
 
 /** A connected byte stream to the host, as the runtime provides it. */
@@ -136,7 +138,9 @@ export class PtyHostConnection implements PtyHost {
 
   /** Session events (and whatever the host held while no router listened) flow from now on. */
   startEvents(resume?: HostResume): void {
-    this.#send(resume ? { t: 'events', resume } : { t: 'events' });
+    // Output in binary form from a host that has it (docs/protocol.md §9.2); an older one gets no such key.
+    const binaryData = this.supports('binary_data') ? { binaryData: true } : {};
+    this.#send(resume ? { t: 'events', resume, ...binaryData } : { t: 'events', ...binaryData });
   }
 
   ack(sessionId: string, n: number): void {
@@ -266,7 +270,8 @@ export class PtyHostConnection implements PtyHost {
 
   #send(msg: Request): void {
     if (this.#ended || !this.#socket.writable) return;
-    this.#socket.write(encodeFrame(msg));
+    // `write` is the hot one (every keystroke): binary to a host that reads it, JSON to an older one.
+    this.#socket.write(msg.t === 'write' && this.#features.has('binary_data') ? encodeWriteFrame(msg) : encodeFrame(msg));
   }
 
   #receive(chunk: Uint8Array): void {

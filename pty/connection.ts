@@ -3,7 +3,8 @@
 
 import type { Socket } from 'node:net';
 import type { HopTrace, Logger } from '../src/ports.ts';
-import { FrameDecoder, RequestSchema, type Request } from './protocol.ts';
+import { FrameDecoder } from './frame-decoder.ts';
+import { RequestSchema, type Request } from './protocol.ts';
 
 export interface ConnectionHandlers {
   onRequest(conn: Connection, req: Request): void;

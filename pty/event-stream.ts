@@ -8,7 +8,7 @@
 
 import type { Logger, PtyExit, PtySessionInfo } from '../src/ports.ts';
 import type { Connection } from './connection.ts';
-import { encodeFrame, type HostMessage } from './protocol.ts';
+import { HostEvent } from './host-event.ts';
 
 /**
  * A PTY is read 4 KiB at a time. A read that filled most of that means more is coming: it waits
@@ -29,22 +29,17 @@ export interface Resume {
   after: Record<string, number>;
 }
 
-interface Unacked {
-  n: number;
-  sessionId: string;
-  frame: Uint8Array;
-}
-
 export class EventStream {
   readonly #log: Logger;
   readonly #onFlow: () => void;
   /** Sessions some connection holds paused, and which connections do. */
   readonly #holds = new Map<string, Set<Connection>>();
-  readonly #subscribers = new Set<Connection>();
+  /** Each with whether it reads output in binary form (`events {binaryData}`, docs/protocol.md §9.2). */
+  readonly #subscribers = new Map<Connection, boolean>();
   /** Subscribers whose socket buffer is full. */
   readonly #congested = new Set<Connection>();
-  /** Encoded events no router has acknowledged yet (sent, or held while none listened), oldest first. */
-  readonly #unacked: Unacked[] = [];
+  /** Events no router has acknowledged yet (sent, or held while none listened), oldest first. */
+  readonly #unacked: HostEvent[] = [];
   #unackedBytes = 0;
   /** Per session, the highest event number acknowledged. */
   readonly #acked = new Map<string, number>();
@@ -84,12 +79,12 @@ export class EventStream {
    * The connection receives events from now on, starting with every one not acknowledged yet,
    * but those `resume` says its router logged already (when they are this host's).
    */
-  subscribe(conn: Connection, resume?: Resume): void {
+  subscribe(conn: Connection, resume?: Resume, binary = false): void {
     if (this.#subscribers.has(conn)) return;
-    this.#subscribers.add(conn);
+    this.#subscribers.set(conn, binary);
     const after = resume?.epoch === this.#epoch ? resume.after : {};
     for (const e of this.#unacked) {
-      if (e.n > (this.#acked.get(e.sessionId) ?? 0) && e.n > (after[e.sessionId] ?? 0)) conn.send(e.frame);
+      if (e.n > (this.#acked.get(e.sessionId) ?? 0) && e.n > (after[e.sessionId] ?? 0)) conn.send(e.frame(binary));
     }
     this.#unreported.clear();
     this.#updateFlow();
@@ -100,7 +95,7 @@ export class EventStream {
     if (n <= (this.#acked.get(sessionId) ?? 0)) return;
     this.#acked.set(sessionId, n);
     let drop = 0;
-    while (drop < this.#unacked.length && this.#isAcked(this.#unacked[drop]!)) this.#unackedBytes -= this.#unacked[drop++]!.frame.byteLength;
+    while (drop < this.#unacked.length && this.#isAcked(this.#unacked[drop]!)) this.#unackedBytes -= this.#unacked[drop++]!.bytes;
     this.#unacked.splice(0, drop);
   }
 
@@ -161,7 +156,7 @@ export class EventStream {
     this.#flush(info.sessionId);
     this.#holds.delete(info.sessionId);
     if (this.#subscribers.size === 0) this.#unreported.set(info.sessionId, { ...info });
-    this.#emit({ t: 'exit', sessionId: info.sessionId, ...exit });
+    this.#emit(HostEvent.exit(info.sessionId, ++this.#n, exit));
   }
 
   stop(): void {
@@ -181,26 +176,23 @@ export class EventStream {
     const batch = this.#batches.get(sessionId);
     if (!batch) return;
     this.#batches.delete(sessionId);
-    const data = batch.chunks.length === 1 ? batch.chunks[0]! : Buffer.concat(batch.chunks, batch.bytes);
-    this.#emit({ t: 'data', sessionId, data });
+    this.#emit(HostEvent.output(sessionId, ++this.#n, batch.chunks, batch.bytes));
   }
 
-  #emit(msg: Extract<HostMessage, { t: 'data' | 'exit' }>): void {
-    const n = ++this.#n;
-    const frame = encodeFrame({ ...msg, n });
-    this.#unacked.push({ n, sessionId: msg.sessionId, frame });
-    this.#unackedBytes += frame.byteLength;
+  #emit(e: HostEvent): void {
+    this.#unacked.push(e);
+    this.#unackedBytes += e.bytes;
     if (this.#unackedBytes > MAX_UNACKED_BYTES) this.#forgetOldest();
-    for (const conn of this.#subscribers) conn.send(frame);
+    for (const [conn, binary] of this.#subscribers) conn.send(e.frame(binary));
   }
 
-  #isAcked(e: Unacked): boolean {
+  #isAcked(e: HostEvent): boolean {
     return e.n <= (this.#acked.get(e.sessionId) ?? 0);
   }
 
   #forgetOldest(): void {
     let drop = 0;
-    while (drop < this.#unacked.length && this.#unackedBytes > MAX_UNACKED_BYTES * 0.75) this.#unackedBytes -= this.#unacked[drop++]!.frame.byteLength;
+    while (drop < this.#unacked.length && this.#unackedBytes > MAX_UNACKED_BYTES * 0.75) this.#unackedBytes -= this.#unacked[drop++]!.bytes;
     const gone = this.#unacked.splice(0, drop);
     this.#log.log('warn', 'no router acknowledges events: the oldest are no longer kept for a resend', { events: gone.length, through: gone.at(-1)?.n });
   }

@@ -127,7 +127,7 @@ export class PtyHostServer {
         conn.send(encodeFrame({ t: 'listed', rid: req.rid, sessions: [...[...this.#sessions.values()].map((s) => ({ ...s.info })), ...this.#events.unreported] }));
         return;
       case 'events':
-        this.#events.subscribe(conn, req.resume);
+        this.#events.subscribe(conn, req.resume, req.binaryData === true);
         return;
       case 'ack':
         this.#events.ack(req.sessionId, req.n);

@@ -2,7 +2,8 @@
 //
 // A frame is: u32 BE length of the rest | u32 BE header length | UTF-8 JSON header | body.
 // The body carries raw PTY bytes (`write`, `data`) so they are never re-encoded; every other
-// message has an empty body. The header length is a u32 rather than a u16 because a spawn
+// message has an empty body. `write` and `data` also have a compact binary form, sent to peers
+// that read it (binary-frame.ts); the decoder (frame-decoder.ts) reads both forms. The header length is a u32 rather than a u16 because a spawn
 // header holds a whole argv and env, which may legitimately exceed 64 KiB.
 //
 // Portable on purpose (Node and Deno): Uint8Array, DataView and TextEncoder only.
@@ -21,8 +22,6 @@ export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
 /** Senders split larger `write` payloads into bodies of at most this size. */
 export const MAX_BODY_BYTES = 1024 * 1024;
-
-const PREFIX_BYTES = 8;
 
 const id = v.pipe(v.string(), v.minLength(1));
 const rid = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
@@ -53,8 +52,10 @@ const spawnErrorCodes = ['not_found', 'bad_cwd', 'exists', 'backend_unavailable'
  * - `session_flow`: `flow {sessionId, paused}` pauses one session's PTY.
  * - `resize_reply`: a `resize` with a `rid` is answered with `resized {rid, error?}`.
  * - `write_failures`: a `write` with a `wid` that cannot be written is answered with `write_failed`.
+ * - `binary_data`: the host reads `write` in binary form (binary-frame.ts), and sends `data` in it
+ *   to a connection whose `events` asked with `binaryData`.
  */
-export const HOST_FEATURES = ['session_flow', 'resize_reply', 'write_failures'] as const;
+export const HOST_FEATURES = ['session_flow', 'resize_reply', 'write_failures', 'binary_data'] as const;
 export type HostFeature = (typeof HOST_FEATURES)[number];
 
 /** Router → host. */
@@ -64,7 +65,8 @@ export const RequestSchema = v.variant('t', [
   // Session events (held while no connection asked for them) flow to this connection from now on.
   // `resume`: what the router already logged of this host's events (docs/protocol.md §3.4); the
   // host sends again every event it has not had acknowledged, but those.
-  v.object({ t: v.literal('events'), resume: v.optional(v.object({ epoch: v.string(), after: v.record(v.string(), int) })) }),
+  // `binaryData`: send `data` in binary form (feature binary_data; a host without it drops the key).
+  v.object({ t: v.literal('events'), resume: v.optional(v.object({ epoch: v.string(), after: v.record(v.string(), int) })), binaryData: v.optional(v.boolean()) }),
   // The router has logged the session's events up to `n`: the host forgets them.
   v.object({ t: v.literal('ack'), sessionId: id, n: int }),
   // `wid`: answer with write_failed if these bytes cannot be written (feature write_failures).
@@ -106,7 +108,7 @@ export const HostMessageSchema = v.variant('t', [
 export type Request = v.InferOutput<typeof RequestSchema>;
 export type HostMessage = v.InferOutput<typeof HostMessageSchema>;
 export type Message = Request | HostMessage;
-type MessageSchema = typeof RequestSchema | typeof HostMessageSchema;
+export type MessageSchema = typeof RequestSchema | typeof HostMessageSchema;
 
 /** A refused or failed request, shaped like the PtySpawnError the router hands to clients. */
 export class PtyHostError extends Error implements PtySpawnError {
@@ -134,118 +136,7 @@ export function encodeFrame(msg: Message): Uint8Array {
   const view = new DataView(frame.buffer);
   view.setUint32(0, rest);
   view.setUint32(4, headerBytes.byteLength);
-  frame.set(headerBytes, PREFIX_BYTES);
-  frame.set(bodyBytes, PREFIX_BYTES + headerBytes.byteLength);
+  frame.set(headerBytes, 8);
+  frame.set(bodyBytes, 8 + headerBytes.byteLength);
   return frame;
-}
-
-/**
- * Reassembles frames from arbitrarily split chunks. Bodies of decoded messages may be views
- * into pushed chunks, so a caller must not reuse a chunk's memory after pushing it.
- * After a ProtocolError the decoder stays failed.
- */
-export class FrameDecoder<S extends MessageSchema> {
-  readonly #schema: S;
-  readonly #maxFrameBytes: number;
-  readonly #chunks: Uint8Array[] = [];
-  #buffered = 0;
-  #failure: ProtocolError | undefined;
-
-  constructor(schema: S, maxFrameBytes = MAX_FRAME_BYTES) {
-    this.#schema = schema;
-    this.#maxFrameBytes = maxFrameBytes;
-  }
-
-  push(chunk: Uint8Array): void {
-    if (chunk.byteLength === 0) return;
-    this.#chunks.push(chunk);
-    this.#buffered += chunk.byteLength;
-  }
-
-  /** The next whole message, or undefined until more bytes arrive. Throws ProtocolError. */
-  next(): v.InferOutput<S> | undefined {
-    if (this.#failure) throw this.#failure;
-    try {
-      return this.#next();
-    } catch (err) {
-      this.#failure = err instanceof ProtocolError ? err : new ProtocolError(String(err));
-      this.#chunks.length = 0;
-      this.#buffered = 0;
-      throw this.#failure;
-    }
-  }
-
-  #next(): v.InferOutput<S> | undefined {
-    if (this.#buffered < 4) return undefined;
-    const rest = readU32(this.#peek(4), 0);
-    if (rest > this.#maxFrameBytes) throw new ProtocolError(`frame of ${rest} bytes exceeds ${this.#maxFrameBytes}`);
-    if (rest < 4) throw new ProtocolError(`frame of ${rest} bytes is too short`);
-    if (this.#buffered < 4 + rest) return undefined;
-    const frame = this.#take(4 + rest);
-    const headerLength = readU32(frame, 4);
-    if (headerLength > rest - 4) throw new ProtocolError(`header of ${headerLength} bytes overruns its frame`);
-    const headerEnd = PREFIX_BYTES + headerLength;
-    return this.#parse(frame.subarray(PREFIX_BYTES, headerEnd), frame.subarray(headerEnd));
-  }
-
-  #parse(headerBytes: Uint8Array, bodyBytes: Uint8Array): v.InferOutput<S> {
-    let header: unknown;
-    try {
-      header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(headerBytes));
-    } catch (err) {
-      throw new ProtocolError(`unreadable header: ${String(err)}`);
-    }
-    if (typeof header !== 'object' || header === null || Array.isArray(header)) {
-      throw new ProtocolError('header is not a JSON object');
-    }
-    const result = v.safeParse(this.#schema, { ...header, data: bodyBytes });
-    if (!result.success) throw new ProtocolError(`invalid message: ${v.summarize(result.issues)}`);
-    // Object schemas drop unknown keys, so `data` survives only on messages that carry a body.
-    if (!('data' in result.output) && bodyBytes.byteLength > 0) {
-      throw new ProtocolError(`message '${result.output.t}' must not have a body`);
-    }
-    return result.output;
-  }
-
-  /** The first n buffered bytes without consuming them (n <= buffered). */
-  #peek(n: number): Uint8Array {
-    const first = this.#chunks[0];
-    if (first && first.byteLength >= n) return first;
-    const out = new Uint8Array(n);
-    let filled = 0;
-    for (const chunk of this.#chunks) {
-      const part = chunk.subarray(0, n - filled);
-      out.set(part, filled);
-      filled += part.byteLength;
-      if (filled === n) break;
-    }
-    return out;
-  }
-
-  /** Consumes the first n buffered bytes (n <= buffered), copying only when they span chunks. */
-  #take(n: number): Uint8Array {
-    this.#buffered -= n;
-    const first = this.#chunks[0];
-    if (first && first.byteLength >= n) {
-      if (first.byteLength === n) this.#chunks.shift();
-      else this.#chunks[0] = first.subarray(n);
-      return first.subarray(0, n);
-    }
-    const out = new Uint8Array(n);
-    let filled = 0;
-    while (filled < n) {
-      const chunk = this.#chunks[0];
-      if (!chunk) throw new Error('decoder buffer accounting is broken');
-      const part = chunk.subarray(0, n - filled);
-      out.set(part, filled);
-      filled += part.byteLength;
-      if (part.byteLength === chunk.byteLength) this.#chunks.shift();
-      else this.#chunks[0] = chunk.subarray(part.byteLength);
-    }
-    return out;
-  }
-}
-
-function readU32(bytes: Uint8Array, offset: number): number {
-  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(offset);
 }

@@ -2,6 +2,7 @@
 // with one write(2) before any client may see it, so a router that is killed loses nothing a
 // client received (the operating system has the bytes; no fsync, so not a power loss). The file
 // is emptied, segment by segment, once everything in it is committed, and read at the next start.
+import { concatBytes } from '../src/bytes.ts';
 import type { LogEntry } from '../src/ports.ts';
 
 /** The journal's file, through the runtime (src/adapter/<runtime>/journal-file.ts). */
@@ -58,7 +59,7 @@ export class LogJournal {
       { file: files[0], bytes: 0, outstanding: 0 },
       { file: files[1], bytes: 0, outstanding: 0 },
     ];
-    this.#header = concat(recordParts(HEADER, [this.#encoder.encode(JSON.stringify(ids))]));
+    this.#header = concatBytes(recordParts(HEADER, [this.#encoder.encode(JSON.stringify(ids))]));
   }
 
   /** Both segments, as found at start. */
@@ -165,16 +166,6 @@ function recordParts(type: number, parts: readonly Uint8Array[]): Uint8Array[] {
   new DataView(prefix.buffer).setUint32(0, length, true);
   prefix[4] = type;
   return [prefix, ...parts];
-}
-
-function concat(all: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(all.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of all) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /**

@@ -5,10 +5,9 @@
 // everything, and asks nothing the host would not answer.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { PtyHostConnection, type HostSocket, type HostSocketEvents } from '../pty/client.ts';
-import { encodeFrame, FrameDecoder, PROTOCOL_VERSION, RequestSchema, type Request } from '../pty/protocol.ts';
 import { PtyHostClient } from '../src/adapter/node/pty-host-client.ts';
 import type { SpawnSpec } from '../src/ports.ts';
+import { fakeHost } from './helpers/fake-pty-host.ts';
 import { useHost, WAIT } from './helpers/pty-host.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -76,30 +75,6 @@ describe('pty host flow and replies', () => {
     await vi.waitFor(() => expect(failures).toEqual([expect.stringMatching(/^input not written: the session is not running/)]), WAIT);
   });
 });
-
-/** A host socket the test plays the host on: what the router sends, decoded. */
-function fakeHost(features: string[] | undefined) {
-  const sent: Request[] = [];
-  const decoder = new FrameDecoder(RequestSchema);
-  let events: HostSocketEvents | undefined;
-  const state = { paused: false };
-  const socket: HostSocket = {
-    write: (frame) => {
-      decoder.push(frame);
-      for (let r = decoder.next(); r; r = decoder.next()) sent.push(r);
-    },
-    end: () => events?.close(),
-    destroy: () => events?.close(),
-    writable: true,
-    closed: false,
-    pause: () => void (state.paused = true),
-    resume: () => void (state.paused = false),
-    listen: (e) => void (events = e),
-  };
-  const client = new PtyHostConnection(socket);
-  events!.data(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: 1, backends: ['native'], ...(features ? { features } : {}) }));
-  return { client, sent, state };
-}
 
 describe('the router side against a host without the features', () => {
   it('pauses every session (stops reading) while any one is held, and sends no flow, rid or wid', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { FrameDecoder } from '../pty/frame-decoder.ts';
 import {
-  FrameDecoder,
   HostMessageSchema,
   MAX_FRAME_BYTES,
   ProtocolError,

@@ -35,7 +35,7 @@ export const SEGMENTS = [
   'PTY: write → echo read (kernel, cat, node-pty)',
   'host: PTY read → frame written to the router',
   'host socket (host → router)',
-  'router: socket data → hub onData (frame decode, schema parse)',
+  'router: socket data → hub onData (frame decode; a JSON host: schema parse)',
   'router: hub onData → log append (routing, event numbers)',
   'router: encode the log frame (base64 + JSON)',
   'router: store.appendLog (write-before-send journal)',

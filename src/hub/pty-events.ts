@@ -5,6 +5,8 @@
 // host (`n`): once an event is handled, `handled` hears the highest such number, so the host can
 // forget it (docs/protocol.md §3.4).
 
+import { concatBytes } from '../bytes.ts';
+
 type QueuedEvent = { chunks: Uint8Array[]; size: number; n: number | undefined } | { run: () => void; n: number | undefined };
 
 const nextTurn: (f: () => void) => void = (globalThis as { setImmediate?: (f: () => void) => void }).setImmediate ?? ((f) => setTimeout(f, 0));
@@ -53,7 +55,7 @@ export class PtyEventQueue {
     while (!this.held && this.events.length > 0) {
       const e = this.events.shift()!;
       if ('run' in e) e.run();
-      else this.emitOutput(e.chunks.length === 1 ? e.chunks[0]! : concat(e.chunks, e.size), e.n);
+      else this.emitOutput(concatBytes(e.chunks), e.n);
       n = e.n ?? n;
     }
     if (n !== undefined) this.handled(n);
@@ -67,14 +69,4 @@ export class PtyEventQueue {
       this.drain();
     });
   }
-}
-
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }

@@ -1,5 +1,6 @@
 // What a message asks of the terminal: a command for the shell, or keystrokes.
 import { A2A_ERRORS, BindingError } from '../errors.ts';
+import { concatBytes } from '../bytes.ts';
 import { base64ToBytes } from '../ids.ts';
 import type { Part } from '../protocol/a2a.ts';
 
@@ -38,13 +39,7 @@ export function keystrokes(parts: readonly Part[]): Uint8Array {
     if (p.data !== undefined && isInputData(p.data)) return enc.encode(p.data.input);
     throw new BindingError('INVALID_REQUEST', `parts.${i} cannot be typed into a terminal`, { a2a: A2A_ERRORS.contentTypeNotSupported });
   });
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return concatBytes(chunks);
 }
 
 function isInputData(data: unknown): data is { input: string } {

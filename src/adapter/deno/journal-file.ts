@@ -1,5 +1,6 @@
 // The log journal's files on Deno (the journal itself: storage/log-journal.ts).
 import type { JournalFile } from '../../../storage/log-journal.ts';
+import { concatBytes } from '../../bytes.ts';
 import type { JournalPort } from '../../router.ts';
 
 function journalFile(path: string): JournalFile {
@@ -7,14 +8,7 @@ function journalFile(path: string): JournalFile {
   const file = Deno.openSync(path, { read: true, append: true, create: true, mode: 0o600 });
   return {
     append(parts) {
-      let total = 0;
-      for (const p of parts) total += p.length;
-      const bytes = new Uint8Array(total);
-      let at = 0;
-      for (const p of parts) {
-        bytes.set(p, at);
-        at += p.length;
-      }
+      const bytes = concatBytes(parts);
       for (let done = 0; done < bytes.length; ) done += file.writeSync(bytes.subarray(done));
     },
     read: () => Deno.readFileSync(path),

@@ -6,6 +6,7 @@
 // Off, the callers hold `undefined` and pay one property check per hop.
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BINARY_DATA, BINARY_WRITE } from '../../../pty/binary-frame.ts';
 import type { HopTrace } from '../../ports.ts';
 
 export const HOP_TRACE_ENV = 'PTY_HOP_TRACE_DIR';
@@ -14,11 +15,16 @@ export const HOP_TRACE_ENV = 'PTY_HOP_TRACE_DIR';
 const FLUSH_MS = 100;
 
 /**
- * The type of the first PTY-host frame in `bytes` (pty/protocol.ts: u32 length, u32 header
- * length, then the JSON header, which starts `{"t":"<type>"`), or '' for anything else.
+ * The type of the first PTY-host frame in `bytes` (pty/protocol.ts: u32 length, then the tag of
+ * a binary `write` or `data` (pty/binary-frame.ts), or the u32 header length and the JSON header,
+ * which starts `{"t":"<type>"`), or '' for anything else.
  */
 function frameType(bytes: Uint8Array | undefined): string {
-  if (!bytes || bytes.byteLength < 16 || bytes[8] !== 0x7b) return '';
+  if (!bytes || bytes.byteLength < 16) return '';
+  const tag = new DataView(bytes.buffer, bytes.byteOffset, 8).getUint32(4);
+  if (tag === BINARY_WRITE) return 'write';
+  if (tag === BINARY_DATA) return 'data';
+  if (bytes[8] !== 0x7b) return '';
   const head = Buffer.from(bytes.buffer, bytes.byteOffset + 8, Math.min(40, bytes.byteLength - 8)).toString('latin1');
   return /^\{"t":"(\w+)"/.exec(head)?.[1] ?? '';
 }
