@@ -43,7 +43,7 @@ const round = (n: number): number => Math.round(n * 10) / 10;
 async function committed(url: string, authToken: string | undefined, sessionId: string): Promise<{ rows: number; bytes: number }> {
   const db = createClient({ url, authToken });
   try {
-    const { rows } = await db.execute({ sql: 'select count(*) as n, coalesce(sum(length(frame)), 0) as b from session_log where session_id = ?', args: [sessionId] });
+    const { rows } = await db.execute({ sql: 'select count(*) as n, coalesce(sum(length(frame) + coalesce(length(output), 0)), 0) as b from session_log where session_id = ?', args: [sessionId] });
     return { rows: Number(rows[0]?.n), bytes: Number(rows[0]?.b) };
   } finally {
     db.close();

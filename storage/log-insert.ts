@@ -1,3 +1,4 @@
+import type { InValue } from '@libsql/client';
 import { getTableName } from 'drizzle-orm';
 import type { LogEntry } from '../src/ports.ts';
 import type { LogStatement } from './log-committer.ts';
@@ -10,7 +11,7 @@ import { sessionLog } from './schema.ts';
 /** Rows per INSERT: small enough for any server's bound-parameter limit (SQLite's old default was 999). */
 const ROWS_PER_INSERT = 100;
 
-const COLUMNS = [sessionLog.sessionId, sessionLog.sequence, sessionLog.kind, sessionLog.createdAt, sessionLog.frame];
+const COLUMNS = [sessionLog.sessionId, sessionLog.sequence, sessionLog.kind, sessionLog.createdAt, sessionLog.frame, sessionLog.output, sessionLog.frameId];
 const HEAD = `insert into "${getTableName(sessionLog)}" (${COLUMNS.map((c) => `"${c.name}"`).join(', ')}) values `;
 const ROW = `(${COLUMNS.map(() => '?').join(', ')})`;
 
@@ -27,7 +28,13 @@ export function logInserts(batch: readonly LogEntry[], texts: Map<number, string
       text = `${HEAD}${Array.from({ length: rows.length }, () => ROW).join(', ')} on conflict do nothing`;
       texts.set(rows.length, text);
     }
-    statements.push({ sql: text, args: rows.flatMap((r) => [r.sessionId, r.sequence, r.kind, r.createdAt, r.frame]) });
+    statements.push({ sql: text, args: rows.flatMap(rowValues) });
   }
   return statements;
+}
+
+/** An Output row keeps the bytes and the frame's id, never its JSON (docs/protocol.md §3.5). */
+function rowValues(r: LogEntry): InValue[] {
+  if (r.output) return [r.sessionId, r.sequence, r.kind, r.createdAt, '', r.output.data, r.output.id];
+  return [r.sessionId, r.sequence, r.kind, r.createdAt, r.frame, null, null];
 }

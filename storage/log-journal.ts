@@ -4,6 +4,7 @@
 // is emptied, segment by segment, once everything in it is committed, and read at the next start.
 import { concatBytes } from '../src/bytes.ts';
 import type { LogEntry } from '../src/ports.ts';
+import { OutputFrame, outputEntry } from '../src/protocol/output-frame.ts';
 
 /** The journal's file, through the runtime (src/adapter/<runtime>/journal-file.ts). */
 export interface JournalFile {
@@ -27,8 +28,11 @@ export interface JournalContents {
 }
 
 const HEADER = 1;
+/** A frame's JSON text. */
 const ENTRY = 2;
 const MARK = 3;
+/** An Output frame: its id, then the PTY's bytes (docs/protocol.md §3.5). */
+const OUTPUT = 4;
 /** A segment this big moves the writes to the other one, which is emptied once all its frames settled. */
 const ROTATE_AT_BYTES = 1024 * 1024;
 
@@ -86,12 +90,15 @@ export class LogJournal {
     const sid = this.#encoder.encode(entry.sessionId);
     const kind = this.#encoder.encode(entry.kind);
     const epoch = this.#encoder.encode(entry.hostEvent?.epoch ?? '');
-    const head = new Uint8Array(24 + 2 + sid.length + 1 + kind.length + 1 + epoch.length);
+    const output = entry.output;
+    const frameId = output ? this.#encoder.encode(output.id) : new Uint8Array(0);
+    const head = new Uint8Array(24 + 2 + sid.length + 1 + kind.length + 1 + epoch.length + (output ? 1 + frameId.length : 0));
     const view = new DataView(head.buffer);
     view.setFloat64(0, entry.sequence, true);
     view.setFloat64(8, entry.createdAt, true);
     view.setFloat64(16, entry.hostEvent?.n ?? 0, true);
-    // u16 session id length, id, u8 kind length, kind, u8 epoch length, epoch (then the frame).
+    // u16 session id length, id, u8 kind length, kind, u8 epoch length, epoch, then the frame's
+    // JSON; or (OUTPUT) u8 frame id length, frame id, then the bytes.
     const kindAt = 26 + sid.length;
     const epochAt = kindAt + 1 + kind.length;
     view.setUint16(24, sid.length, true);
@@ -100,7 +107,14 @@ export class LogJournal {
     head.set(kind, kindAt + 1);
     head[epochAt] = epoch.length;
     head.set(epoch, epochAt + 1);
-    this.#write(segment, recordParts(ENTRY, [head, this.#encoder.encode(entry.frame)]));
+    if (output) {
+      const idAt = epochAt + 1 + epoch.length;
+      head[idAt] = frameId.length;
+      head.set(frameId, idAt + 1);
+      this.#write(segment, recordParts(OUTPUT, [head, output.data]));
+    } else {
+      this.#write(segment, recordParts(ENTRY, [head, this.#encoder.encode(entry.frame)]));
+    }
     segment.outstanding++;
     this.#segmentOf.set(entry, segment);
     this.#appended.set(entry.sessionId, entry.sequence);
@@ -200,23 +214,26 @@ function readSegment(bytes: Uint8Array, out: JournalContents): string | null {
     const body = at + 5;
     if (type === HEADER && at === 0) {
       header = decoder.decode(bytes.subarray(body, end));
-    } else if (type === ENTRY) {
+    } else if (type === ENTRY || type === OUTPUT) {
       const sidLength = view.getUint16(body + 24, true);
       const kindAt = body + 26 + sidLength;
       const epochAt = kindAt + 1 + bytes[kindAt]!;
-      const frameAt = epochAt + 1 + bytes[epochAt]!;
+      const restAt = epochAt + 1 + bytes[epochAt]!;
       const sessionId = decoder.decode(bytes.subarray(body + 26, kindAt));
       const kind = decoder.decode(bytes.subarray(kindAt + 1, epochAt));
-      const epoch = decoder.decode(bytes.subarray(epochAt + 1, frameAt));
+      const epoch = decoder.decode(bytes.subarray(epochAt + 1, restAt));
       const n = view.getFloat64(body + 16, true);
-      out.entries.push({
-        sessionId,
-        sequence: view.getFloat64(body, true),
-        createdAt: view.getFloat64(body + 8, true),
-        kind,
-        frame: decoder.decode(bytes.subarray(frameAt, end)),
-        ...(n > 0 ? { hostEvent: { epoch, n } } : {}),
-      });
+      const sequence = view.getFloat64(body, true);
+      const createdAt = view.getFloat64(body + 8, true);
+      const hostEvent = n > 0 ? { epoch, n } : undefined;
+      if (type === OUTPUT) {
+        const dataAt = restAt + 1 + bytes[restAt]!;
+        const frameId = decoder.decode(bytes.subarray(restAt + 1, dataAt));
+        // A copy: the entry outlives the file's bytes, which are read once and dropped.
+        out.entries.push(outputEntry(sessionId, new OutputFrame(frameId, sequence, createdAt, bytes.slice(dataAt, end)), hostEvent));
+      } else {
+        out.entries.push({ sessionId, sequence, createdAt, kind, frame: decoder.decode(bytes.subarray(restAt, end)), ...(hostEvent ? { hostEvent } : {}) });
+      }
     } else if (type === MARK) {
       const sessionId = decoder.decode(bytes.subarray(body + 8, end));
       out.marks.set(sessionId, Math.max(view.getFloat64(body, true), out.marks.get(sessionId) ?? 0));

@@ -1,7 +1,17 @@
 // The database schema. Changing it means running `npm run db:generate` and committing the
 // new migration under storage/migrations/.
 import { getTableColumns } from 'drizzle-orm';
-import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { customType, index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+/**
+ * Bytes as Uint8Array on every runtime: drizzle's own blob column hands out Node Buffers, which
+ * Deno has no global for; the libSQL clients return an ArrayBuffer.
+ */
+const bytes = customType<{ data: Uint8Array; driverData: ArrayBuffer | Uint8Array }>({
+  dataType: () => 'blob',
+  // A view, not a copy: Node's client hands out Buffers, the others ArrayBuffers.
+  fromDriver: (value) => (value instanceof Uint8Array ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength) : new Uint8Array(value)),
+})
 
 export const sessions = sqliteTable(
   'sessions',
@@ -49,7 +59,12 @@ export const sessionLog = sqliteTable(
     kind: text('kind').notNull(),
     /** Milliseconds since the epoch: retention compares it with a number. */
     createdAt: integer('created_at').notNull(),
+    /** The frame as sent to JSON clients; empty for Output, which keeps `output` and `frame_id`. */
     frame: text('frame').notNull(),
+    /** Output: the PTY's bytes as they came (docs/protocol.md §3.5). */
+    output: bytes('output'),
+    /** Output: the id the frame was sent with, so a replay sends the same frame. */
+    frameId: text('frame_id'),
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.sequence] })],
 );

@@ -4,6 +4,8 @@ import type { LogEntry, Logger, LogLoss, QueueListener, SequenceState, SessionPa
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
 import { logInserts } from './log-insert.ts';
+import { logEntryOf } from './log-rows.ts';
+import { logEntryBytes } from '../src/protocol/output-frame.ts';
 import { readJournal, type LogJournal } from './log-journal.ts';
 import { SequenceLedger } from './sequence-ledger.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
@@ -174,7 +176,7 @@ export class LibsqlStore implements Store {
     }
     this.#journalAppend(entry);
     this.#pending.add(entry);
-    for (const listener of this.#queueListeners) listener.queued(entry.frame.length);
+    for (const listener of this.#queueListeners) listener.queued(logEntryBytes(entry));
     this.#writes.appendLog(entry);
   }
 
@@ -189,7 +191,7 @@ export class LibsqlStore implements Store {
       .orderBy(asc(sessionLog.sequence))
       // SQLite reads a negative LIMIT as none.
       .limit(limit ?? -1);
-    return mergeBySequence(committed, queued, limit);
+    return mergeBySequence(committed.map(logEntryOf), queued, limit);
   }
 
   async lastFrameOfKind(sessionId: string, kind: string): Promise<LogEntry | undefined> {
@@ -202,7 +204,7 @@ export class LibsqlStore implements Store {
       .where(and(eq(sessionLog.sessionId, sessionId), eq(sessionLog.kind, kind)))
       .orderBy(desc(sessionLog.sequence))
       .limit(1);
-    return row;
+    return row && logEntryOf(row);
   }
 
   async lastSequence(sessionId: string): Promise<number> {
@@ -325,7 +327,7 @@ export class LibsqlStore implements Store {
     this.#pending.remove(entries);
     if (this.#queueListeners.size === 0) return;
     let bytes = 0;
-    for (const entry of entries) bytes += entry.frame.length;
+    for (const entry of entries) bytes += logEntryBytes(entry);
     for (const listener of this.#queueListeners) listener.settled(bytes);
   }
 

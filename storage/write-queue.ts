@@ -1,4 +1,5 @@
 import type { LogEntry, Logger, LogLoss } from '../src/ports.ts';
+import { logEntryBytes } from '../src/protocol/output-frame.ts';
 import { LossLedger } from './loss-ledger.ts';
 
 export interface WriteQueueOptions {
@@ -28,8 +29,8 @@ type Op =
   | { kind: 'job'; run: () => Promise<void> }
   | { kind: 'barrier'; dropsBefore: number; resolve: () => void; reject: (err: Error) => void };
 
-/** What a frame costs in memory, near enough: its JSON is almost always ASCII. */
-const bytesOf = (entry: LogEntry): number => entry.frame.length;
+/** What a frame costs in memory, near enough: its bytes, or its JSON (almost always ASCII). */
+const bytesOf = logEntryBytes;
 
 /**
  * The single writer. Every write goes through it in order, so no two write transactions

@@ -8,6 +8,7 @@ import { LogJournal, readJournal, type JournalFile } from '../storage/log-journa
 import { openStore } from '../storage/open.ts';
 import type { LibsqlStore } from '../storage/store.ts';
 import type { LogEntry, SessionRecord } from '../src/ports.ts';
+import { OutputFrame, outputEntry } from '../src/protocol/output-frame.ts';
 
 /** A journal segment in memory, as the file would hold it. */
 class MemoryFile implements JournalFile {
@@ -86,6 +87,29 @@ describe('the log journal', () => {
     // The third record cut short, as by a crash in the middle of its write.
     const torn = readJournal([files[0].read().subarray(0, files[0].read().length - 5), files[1].read()]);
     expect(torn.entries.map((e) => e.sequence)).toEqual([1, 2]);
+  });
+
+  it('keeps Output as its bytes and frame id, and gives back the very frame that was sent (a JSON record beside it reads as before)', async () => {
+    const bytes = Uint8Array.from({ length: 256 }, (_, i) => i);
+    const sent = new OutputFrame('0190f5a0-0000-7000-8000-000000000001', 1, 1001, bytes);
+    const journal = new LogJournal(files, ids);
+    journal.reset();
+    journal.append(outputEntry('s1', sent, { epoch: 'host-a', n: 10 }));
+    journal.append(entry('s1', 2));
+    // The bytes themselves are in the file, not their base64.
+    expect(Buffer.from(files[0].read()).includes(Buffer.from(bytes))).toBe(true);
+    const [output, json] = readJournal(files.map((f) => f.read())).entries;
+    expect(output).toMatchObject({ sessionId: 's1', sequence: 1, kind: 'Output', createdAt: 1001, hostEvent: { epoch: 'host-a', n: 10 }, output: { id: sent.id, data: bytes } });
+    expect(output!.frame).toBe(sent.json);
+    expect(json).toEqual(entry('s1', 2));
+
+    // Recovered into the database, it still reads back as that frame.
+    const store = await open();
+    await store.createSession(record('s1'));
+    expect((await store.recoverJournal(ids)).recovered).toBe(2);
+    const [stored] = await store.readLog('s1', 0);
+    expect(stored!.frame).toBe(sent.json);
+    await store.close();
   });
 
   it('a start commits the frames the database lacks and, trusting its own journal, numbers on without a hole', async () => {

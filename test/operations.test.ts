@@ -7,6 +7,7 @@ import { createClient } from '@libsql/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { readLogRows } from './helpers/log-rows.ts';
 
 let server: TestServer | null = null;
 afterEach(async () => {
@@ -95,12 +96,12 @@ describe('SIGTERM', () => {
       expect(await exited).toBe(0);
 
       const db = createClient({ url: `file:${dir}/pty-ws.db` });
-      const rows = (await db.execute({ sql: 'SELECT sequence, frame FROM session_log WHERE session_id = ? ORDER BY sequence', args: [sessionId] })).rows;
+      const rows = await readLogRows(db, sessionId);
       db.close();
-      const logged = new Map(rows.map((r) => [Number(r.sequence), String(r.frame)]));
+      const logged = new Map(rows.map((r) => [r.sequence, r.frame]));
       const sent = a.frames().filter((f) => f.op === 'pty.session_frame' && ['Output', 'MembershipChanged', 'Resize', 'Closed'].includes(String(f.payload.kind)));
       expect(sent.filter((f) => f.payload.kind === 'Output').length).toBeGreaterThan(0);
-      for (const f of sent) expect(JSON.parse(logged.get(f.sequence) ?? 'null'), `sequence ${f.sequence}`).toEqual(f);
+      for (const f of sent) expect(logged.get(f.sequence) ?? null, `sequence ${f.sequence}`).toEqual(f);
       // Frames are numbered without gaps from 1.
       expect([...logged.keys()]).toEqual(Array.from({ length: logged.size }, (_, i) => i + 1));
     } finally {

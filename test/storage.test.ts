@@ -11,6 +11,7 @@ import { migrationsFolder } from '../storage/migrate.ts';
 import { StoreOpenError } from '../storage/open-error.ts';
 import { openStore, type OpenStoreOptions } from '../storage/open.ts';
 import { mergeBySequence } from '../storage/pending-log.ts';
+import { OutputFrame, outputEntry } from '../src/protocol/output-frame.ts';
 import type { LibsqlStore } from '../storage/store.ts';
 import { freePort } from './helpers/processes.ts';
 
@@ -254,6 +255,29 @@ describe('log', () => {
     expect(await store.readLog('s', 10_000)).toEqual([]);
     expect(await store.lastSequence('s')).toBe(10_000);
     expect(await store.oldestSequence('s')).toBe(1);
+  });
+
+  it('keeps Output as the PTY bytes with the frame id, never their base64, and reads back the frame that was sent', async () => {
+    const store = await open();
+    // Every byte value, and a UTF-8 character cut in two: bytes, not text.
+    const bytes = Uint8Array.from([...Array.from({ length: 256 }, (_, i) => i), 0xe2, 0x82]);
+    const sent = new OutputFrame('0190f5a0-0000-7000-8000-0000000000aa', 1, 1_000_000, bytes);
+    store.appendLog(outputEntry('s1', sent));
+    store.appendLog(frame('s1', 2));
+    const queued = await store.readLog('s1', 0);
+    expect(queued[0]!.frame).toBe(sent.json);
+    await store.flush();
+
+    const { rows } = await rawClient().execute("select sequence, frame, output, frame_id from session_log where session_id = 's1' order by sequence");
+    expect(rows[0]).toMatchObject({ frame: '', frame_id: sent.id });
+    expect(new Uint8Array(rows[0]!.output as ArrayBuffer)).toEqual(bytes);
+    expect(rows[1]).toMatchObject({ frame: frame('s1', 2).frame, output: null, frame_id: null });
+
+    const [output, json] = await store.readLog('s1', 0);
+    expect(output).toMatchObject({ sequence: 1, kind: 'Output', createdAt: 1_000_000, output: { id: sent.id, data: bytes } });
+    expect(output!.frame).toBe(sent.json);
+    expect(JSON.parse(output!.frame)).toEqual({ op: 'pty.session_frame', id: sent.id, ts: new Date(1_000_000).toISOString(), sequence: 1, payload: { kind: 'Output', stream: 'stdout', data: Buffer.from(bytes).toString('base64') } });
+    expect(json).toEqual(frame('s1', 2));
   });
 
   it('reads queued frames before they are committed, merged with committed ones', async () => {

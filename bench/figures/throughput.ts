@@ -134,7 +134,7 @@ async function persistence(server: BenchServer, sessionId: string, firstByteAt: 
   try {
     const expected = Number((await server.getSession(sessionId)).current_sequence);
     for (;;) {
-      const r = await db.execute({ sql: 'SELECT count(*) AS n, coalesce(sum(length(frame)), 0) AS b FROM session_log WHERE session_id = ?', args: [sessionId] });
+      const r = await db.execute({ sql: 'SELECT count(*) AS n, coalesce(sum(length(frame) + coalesce(length(output), 0)), 0) AS b FROM session_log WHERE session_id = ?', args: [sessionId] });
       const n = Number(r.rows[0]!.n);
       const now = performance.now();
       if (n >= expected || now - lastByteAt > 30_000) {

@@ -109,7 +109,7 @@ export class Member {
   /** The connection's encoding is chosen here: PW1O for live Output on a binary connection, else the frame's JSON. */
   private deliver(frame: LogFrame): void {
     if (frame.sequence <= this.cursor) return;
-    if (frame.output) {
+    if (frame.data) {
       if (frame.sequence <= this.outputFloor || this.lagged) return;
       if (this.conn.bufferedAmount() > this.lag.highBytes) {
         this.startLag();

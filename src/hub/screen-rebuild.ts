@@ -4,6 +4,7 @@
 // Keyframe is right. The keyframe cadence (docs/protocol.md §6) bounds how much there is to fold.
 import { base64ToBytes } from '../ids.ts';
 import { loggedPtyPayload } from '../protocol/logged-frames.ts';
+import { outputBytes } from '../protocol/output-frame.ts';
 import type { Screen, ScreenFactory, SessionRecord, Store } from '../ports.ts';
 
 export async function rebuildScreen(store: Store, record: SessionRecord, makeScreen: ScreenFactory): Promise<Screen> {
@@ -22,12 +23,14 @@ export async function rebuildScreen(store: Store, record: SessionRecord, makeScr
     screen = makeScreen(record.cols, record.rows);
   }
   for (const entry of await store.readLog(record.id, after)) {
-    if (entry.kind !== 'Output' && entry.kind !== 'Resize') continue;
-    const p = loggedPtyPayload(entry.frame);
-    if (p?.kind === 'Output') {
-      const bytes = base64ToBytes(p.data);
+    if (entry.kind === 'Output') {
+      const bytes = outputBytes(entry);
       if (bytes) screen.write(bytes, entry.sequence);
-    } else if (p?.kind === 'Resize') {
+      continue;
+    }
+    if (entry.kind !== 'Resize') continue;
+    const p = loggedPtyPayload(entry.frame);
+    if (p?.kind === 'Resize') {
       screen.resize(p.cols, p.rows, entry.sequence);
     }
   }

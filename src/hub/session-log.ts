@@ -6,6 +6,7 @@ import type { Metrics } from '../metrics.ts';
 import type { Clock, HopTrace, LogEntry, Logger, Store } from '../ports.ts';
 import type { LogFrame, SessionEvent } from './types.ts';
 import { encodeLogFrame } from './wire.ts';
+import { OutputFrame, outputEntry } from '../protocol/output-frame.ts';
 
 export interface SessionLogDeps {
   store: Store;
@@ -66,10 +67,18 @@ export class SessionLog {
     this.deps.trace?.('router.log_in');
     const now = this.deps.clock.now();
     const sequence = ++this.sequence;
-    const { kind, frame } = encodeLogFrame(event, sequence, now);
+    const encoded = encodeLogFrame(event, sequence, now);
     this.deps.trace?.('router.log_encoded');
-    const entry: LogEntry = { sessionId: this.sessionId, sequence, kind, createdAt: now, frame: frame.json };
-    if (hostEvent) entry.hostEvent = hostEvent;
+    let frame: LogFrame;
+    let entry: LogEntry;
+    if (encoded instanceof OutputFrame) {
+      frame = encoded;
+      entry = outputEntry(this.sessionId, encoded, hostEvent);
+    } else {
+      frame = encoded.frame;
+      entry = { sessionId: this.sessionId, sequence, kind: encoded.kind, createdAt: now, frame: frame.json };
+      if (hostEvent) entry.hostEvent = hostEvent;
+    }
     this.deps.store.appendLog(entry);
     this.deps.trace?.('router.log_out');
     if (++this.framesSincePrune >= this.pruneEvery) this.prune(now);
@@ -171,5 +180,11 @@ export class SessionLog {
 
 /** A stored log entry as a frame to send again. */
 export function asFrame(e: LogEntry): LogFrame {
-  return { sequence: e.sequence, json: e.frame };
+  // Lazy: an Output entry's JSON is built only for the frames a replay really sends.
+  return {
+    sequence: e.sequence,
+    get json() {
+      return e.frame;
+    },
+  };
 }

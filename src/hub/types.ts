@@ -34,7 +34,7 @@ export interface LogFrame {
   readonly sequence: number;
   readonly json: string;
   /** Raw bytes of an Output frame. */
-  readonly output?: Uint8Array;
+  readonly data?: Uint8Array;
   /** The PW1O form of an Output frame, for binary connections (encoded on first use). */
   readonly binary?: Uint8Array;
 }

@@ -1,43 +1,31 @@
 // The hub's one encoder: session events and unicast answers become frames here and nowhere else
 // (JSON envelope, base64, PW1O; docs/protocol.md §2, §5.3). Each log frame is encoded once, for the
 // store and every connection; its PW1O form only if a binary connection asks for it.
-import { bytesToBase64 } from '../ids.ts';
+import { bytesToBase64, uuidv7 } from '../ids.ts';
 import { errorPayload, type BindingError, type PtyError } from '../errors.ts';
-import { encodeOutputFrame } from '../protocol/binary.ts';
 import { PTY_FRAME_OP, ptyFrameJson, serverFrame } from '../protocol/frames.ts';
+import { OutputFrame } from '../protocol/output-frame.ts';
 import type { KeyframePayload, PtyFramePayload } from '../protocol/server-payloads.ts';
 import { SNAPSHOT_FORMAT } from '../protocol/uris.ts';
 import type { ScreenSnapshot } from '../ports.ts';
 import type { RoleDecision } from './roles.ts';
 import type { LogFrame, SessionEvent } from './types.ts';
 
-class OutputFrame implements LogFrame {
-  #binary: Uint8Array | undefined;
-  constructor(
-    readonly sequence: number,
-    readonly json: string,
-    readonly output: Uint8Array,
-  ) {}
-
-  get binary(): Uint8Array {
-    return (this.#binary ??= encodeOutputFrame(this.sequence, this.output));
-  }
-}
-
-/** The log frame of an event: its kind as the log names it, and the frame. */
-export function encodeLogFrame(event: SessionEvent, sequence: number, now: number): { kind: string; frame: LogFrame } {
+/**
+ * The log frame of an event. Output stays bytes (its JSON and PW1O forms are built on first use,
+ * src/protocol/output-frame.ts); every other kind is JSON text at once.
+ */
+export function encodeLogFrame(event: SessionEvent, sequence: number, now: number): OutputFrame | { kind: string; frame: LogFrame } {
+  if (event.kind === 'Output') return new OutputFrame(uuidv7(now), sequence, now, event.data);
   if (event.kind === 'TaskStatusUpdate') {
     const envelope = event.serviceParameters ? { service_parameters: event.serviceParameters } : {};
     return { kind: event.kind, frame: { sequence, json: JSON.stringify({ ...serverFrame('TaskStatusUpdate', event.update, sequence, now), ...envelope }) } };
   }
-  const json = JSON.stringify(serverFrame(PTY_FRAME_OP, ptyPayload(event), sequence, now));
-  return { kind: event.kind, frame: event.kind === 'Output' ? new OutputFrame(sequence, json, event.data) : { sequence, json } };
+  return { kind: event.kind, frame: { sequence, json: JSON.stringify(serverFrame(PTY_FRAME_OP, ptyPayload(event), sequence, now)) } };
 }
 
-function ptyPayload(event: Exclude<SessionEvent, { kind: 'TaskStatusUpdate' }>): PtyFramePayload {
+function ptyPayload(event: Exclude<SessionEvent, { kind: 'TaskStatusUpdate' | 'Output' }>): PtyFramePayload {
   switch (event.kind) {
-    case 'Output':
-      return { kind: 'Output', stream: 'stdout', data: bytesToBase64(event.data) };
     case 'Resize':
       return { kind: 'Resize', cols: event.cols, rows: event.rows };
     case 'MembershipChanged':

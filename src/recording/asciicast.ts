@@ -3,7 +3,8 @@
 // from the first event. Read page by page, so a 100k-frame log never sits in memory at once.
 import * as v from 'valibot';
 import { base64ToBytes } from '../ids.ts';
-import { KeyframePayload, OutputPayload, ResizePayload, ServerEnvelope } from '../protocol/server-payloads.ts';
+import { outputBytes } from '../protocol/output-frame.ts';
+import { KeyframePayload, ResizePayload, ServerEnvelope } from '../protocol/server-payloads.ts';
 import type { LogEntry, SessionRecord, Store } from '../ports.ts';
 
 export const ASCIICAST_CONTENT_TYPE = 'application/x-asciicast';
@@ -47,8 +48,7 @@ export async function* asciicastChunks(store: Store, rec: SessionRecord, pageSiz
       after = e.sequence;
       t = Math.max(0, Math.round(e.createdAt - start.startMs) / 1000);
       if (e.kind === 'Output') {
-        const o = payload(e, OutputPayload);
-        const bytes = o ? base64ToBytes(o.data) : null;
+        const bytes = outputBytes(e);
         // Streaming decode: a UTF-8 character split across two Output frames stays one character.
         const text = bytes ? decoder.decode(bytes, { stream: true }) : '';
         if (text) out += line([t, 'o', text]);

@@ -1,5 +1,5 @@
 // What the replay log holds, read straight from the database, next to what a client received.
-import type { Client } from '@libsql/client';
+import type { Client, Row } from '@libsql/client';
 import type { Frame, TestClient } from './client.ts';
 
 export interface LogRow {
@@ -10,8 +10,20 @@ export interface LogRow {
 }
 
 export async function readLogRows(db: Client, sessionId: string): Promise<LogRow[]> {
-  const { rows } = await db.execute({ sql: 'select sequence, kind, created_at, frame from session_log where session_id = ? order by sequence', args: [sessionId] });
-  return rows.map((r) => ({ sequence: Number(r.sequence), kind: String(r.kind), createdAt: Number(r.created_at), frame: JSON.parse(String(r.frame)) as Frame }));
+  const { rows } = await db.execute({ sql: 'select sequence, kind, created_at, frame, output, frame_id from session_log where session_id = ? order by sequence', args: [sessionId] });
+  return rows.map((r) => ({ sequence: Number(r.sequence), kind: String(r.kind), createdAt: Number(r.created_at), frame: rowFrame(r) }));
+}
+
+/**
+ * The frame a row stands for. An Output row keeps the PTY's bytes and the frame's id, not its JSON
+ * (docs/protocol.md §3.5): the frame is put together here as a client gets it, independently of
+ * the server's code, so a test comparing it with what a client received checks the server.
+ */
+function rowFrame(r: Row): Frame {
+  if (r.output === null) return JSON.parse(String(r.frame)) as Frame;
+  const data = Buffer.from(r.output as ArrayBuffer).toString('base64');
+  const payload = { kind: 'Output', stream: 'stdout', data };
+  return { op: 'pty.session_frame', id: String(r.frame_id), ts: new Date(Number(r.created_at)).toISOString(), sequence: Number(r.sequence), payload } as Frame;
 }
 
 export async function maxLoggedSequence(db: Client, sessionId: string): Promise<number> {

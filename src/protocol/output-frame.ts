@@ -1,0 +1,58 @@
+// An Output log frame kept as the PTY's bytes (docs/protocol.md §3.5). Its JSON text (base64 in an
+// envelope) and its PW1O form are each built on first use: a session whose clients are all binary
+// never base64-encodes its output, and the log stores the bytes as they came, with the frame's id
+// so that a replay sends the very frame a live client got.
+import type { LogEntry } from '../ports.ts';
+import { encodeOutputFrame } from './binary.ts';
+import { ptyFrameJson } from './frames.ts';
+import { base64ToBytes, bytesToBase64 } from '../ids.ts';
+import { loggedPtyPayload } from './logged-frames.ts';
+
+export class OutputFrame {
+  #json: string | undefined;
+  #binary: Uint8Array | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly sequence: number,
+    /** When it was logged (milliseconds since the epoch): the frame's `ts`. */
+    readonly at: number,
+    readonly data: Uint8Array,
+  ) {}
+
+  get json(): string {
+    return (this.#json ??= ptyFrameJson({ kind: 'Output', stream: 'stdout', data: bytesToBase64(this.data) }, this.sequence, this.at, this.id));
+  }
+
+  get binary(): Uint8Array {
+    return (this.#binary ??= encodeOutputFrame(this.sequence, this.data));
+  }
+}
+
+/** The log entry of an Output frame: `frame` is its JSON text, built only if someone reads it. */
+export function outputEntry(sessionId: string, output: OutputFrame, hostEvent?: LogEntry['hostEvent']): LogEntry {
+  const entry: LogEntry = {
+    sessionId,
+    sequence: output.sequence,
+    kind: 'Output',
+    createdAt: output.at,
+    output,
+    get frame() {
+      return output.json;
+    },
+  };
+  if (hostEvent) entry.hostEvent = hostEvent;
+  return entry;
+}
+
+/** What an entry weighs in a write queue or a commit: its bytes as the store will keep them. */
+export function logEntryBytes(entry: LogEntry): number {
+  return entry.output ? entry.output.data.byteLength : entry.frame.length;
+}
+
+/** The PTY bytes of a logged Output frame, kept as bytes or (rows from before) inside its JSON; null if it holds none. */
+export function outputBytes(entry: LogEntry): Uint8Array | null {
+  if (entry.output) return entry.output.data;
+  const p = loggedPtyPayload(entry.frame);
+  return p?.kind === 'Output' ? base64ToBytes(p.data) : null;
+}
