@@ -3,19 +3,12 @@
 // Upload and Download buttons in headless Chromium.
 import { lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { launchChromium, waitForText, type Browser } from './helpers/browser.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { describe, expect, it } from 'vitest';
+import { waitForText } from './helpers/browser.ts';
+import type { TestServer } from './helpers/server.ts';
+import { pageFixture } from './helpers/page-fixture.ts';
 
-let server: TestServer | null = null;
-let browser: Browser | null = null;
-
-afterEach(async () => {
-  await browser?.close();
-  browser = null;
-  await server?.stop();
-  server = null;
-});
+const live = pageFixture();
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
 
@@ -27,7 +20,7 @@ async function call(s: TestServer, method: string, path: string, token: string, 
 
 describe('file transfer', { timeout: 90_000 }, () => {
   it('uploads into the working directory and downloads from it, never replacing, never through a symlink, pty:control only', async () => {
-    server = await startTestServer();
+    const server = await live.server();
     const token = server.devToken!;
     const work = join(server.dir, 'work');
     mkdirSync(work);
@@ -74,12 +67,12 @@ describe('file transfer', { timeout: 90_000 }, () => {
   });
 
   it("the page's Upload and Download buttons", async () => {
-    server = await startTestServer();
+    const server = await live.server();
     const work = join(server.dir, 'work');
     mkdirSync(work);
     writeFileSync(join(work, 'report.txt'), 'from the session\n');
     const { session_id: id } = await server.createSession({ cwd: work });
-    browser = await launchChromium();
+    const browser = await live.browser();
     const page = await browser.context.newPage();
     await page.goto(`${server.origin}/#token=${server.devToken}&session=${id}&label=me`);
     await waitForText(page, '#status', /^live$/);

@@ -2,20 +2,12 @@
 // Chromium against the real router and shell, at a desktop size, an odd size and a phone's, after
 // the controller's Resize came back, every row of the terminal is inside the visible area of its
 // pane, and the pane has nothing to scroll.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { launchChromium, openLivePage, typeInto, waitForText, type Browser } from './helpers/browser.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { openLivePage, typeInto } from './helpers/browser.ts';
+import { pageFixture } from './helpers/page-fixture.ts';
 
-let server: TestServer | null = null;
-let browser: Browser | null = null;
-
-afterEach(async () => {
-  await browser?.close();
-  browser = null;
-  await server?.stop();
-  server = null;
-});
+const live = pageFixture();
 
 interface Fit {
   /** Rows the terminal draws, and the session's size as the page shows it. */
@@ -51,8 +43,8 @@ function measure(page: Page): Promise<Fit> {
 
 describe('the web terminal fits its window', { timeout: 120_000 }, () => {
   it('shows every row and column whole at a desktop size, an odd size and a phone size, with nothing to scroll', async () => {
-    server = await startTestServer();
-    browser = await launchChromium();
+    const server = await live.server();
+    const browser = await live.browser();
     const id = server.defaultSession!.id;
     const page = await openLivePage(browser, `${server.origin}/#token=${server.devToken}&session=${id}&label=fit`, []);
     for (const viewport of [
@@ -72,9 +64,10 @@ describe('the web terminal fits its window', { timeout: 120_000 }, () => {
         undefined,
         { timeout: 15_000, polling: 50 },
       );
-      // Something on the last row, so the check is about a row that holds text.
-      await typeInto(page, `clear; printf '%s\\n' top; for i in $(seq 2 $(($(tput lines) - 1))); do echo; done; printf 'bottom-${viewport.width}'`);
-      await waitForText(page, '#terminal .xterm-rows', new RegExp(`bottom-${viewport.width}`));
+      // Something on the last row (the cursor sent past the bottom stops there), so the check is
+      // about a row that holds text.
+      await typeInto(page, `clear; printf '\\033[999;1Hbottom-%s' ${viewport.width}`);
+      await page.waitForFunction((tag) => (document.querySelector('#terminal .xterm-rows > div:last-child')?.textContent ?? '').includes(tag), `bottom-${viewport.width}`, { timeout: 15_000, polling: 50 });
       const fit = await measure(page);
       const what = `${viewport.width}×${viewport.height}: ${JSON.stringify(fit)}`;
       expect(fit.sessionSize, what).toMatch(new RegExp(`^\\d+×${fit.rows}$`));

@@ -1,24 +1,16 @@
 // Share links in a real browser (headless Chromium): a controller makes a watch link from the
 // page's Share panel, a second tab opens it and watches (no Take control, no Share, its keys reach
 // nothing), and revoking the link in the first tab ends the second one. Screenshots: test-output/.
-import { afterEach, describe, expect, it } from 'vitest';
-import { launchChromium, screenshot, typeInto, waitForText, type Browser } from './helpers/browser.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { describe, expect, it } from 'vitest';
+import { screenshot, typeInto, waitForText } from './helpers/browser.ts';
+import { pageFixture } from './helpers/page-fixture.ts';
 
-let server: TestServer | null = null;
-let browser: Browser | null = null;
-
-afterEach(async () => {
-  await browser?.close();
-  browser = null;
-  await server?.stop();
-  server = null;
-});
+const live = pageFixture();
 
 describe('share links in the web page', { timeout: 90_000 }, () => {
   it('a watch link watches read-only and stops working when revoked', async () => {
-    server = await startTestServer();
-    browser = await launchChromium();
+    const server = await live.server();
+    const browser = await live.browser();
     const id = server.defaultSession!.id;
     const owner = await browser.context.newPage();
     await owner.goto(`${server.origin}/#token=${server.devToken}&session=${id}&label=owner`);

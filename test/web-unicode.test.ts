@@ -2,20 +2,12 @@
 // PTY host and bash: emoji typed and edited on the command line land where bash's line editor puts
 // them (two cells each, Unicode 11 as the server's screen measures them), and a page that joins
 // later repaints the same screen from its Keyframe (docs/protocol.md §6.3).
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { launchChromium, openLivePage, type Browser } from './helpers/browser.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { openLivePage } from './helpers/browser.ts';
+import { pageFixture } from './helpers/page-fixture.ts';
 
-let server: TestServer | null = null;
-let browser: Browser | null = null;
-
-afterEach(async () => {
-  await browser?.close();
-  browser = null;
-  await server?.stop();
-  server = null;
-});
+const live = pageFixture();
 
 interface Drawn {
   /** The visible rows as the DOM renderer shows them. */
@@ -52,8 +44,8 @@ async function cursorAt(page: Page, col: number, text: string): Promise<Drawn> {
 describe('wide characters in the web terminal', { timeout: 120_000 }, () => {
   it('edits emoji on a bash command line cell-exactly, and a late joiner repaints the same screen', async () => {
     // bash's line editor (the test default is /bin/sh, which has none) in a UTF-8 locale.
-    server = await startTestServer({ SHELL: '/bin/bash', PTY_WS_DEFAULT_SHELL: '/bin/bash --norc --noprofile', LANG: 'C.UTF-8' });
-    browser = await launchChromium();
+    const server = await live.server({ SHELL: '/bin/bash', PTY_WS_DEFAULT_SHELL: '/bin/bash --norc --noprofile', LANG: 'C.UTF-8' });
+    const browser = await live.browser();
     const id = server.defaultSession!.id;
     const problems: string[] = [];
     const page = await openLivePage(browser, `${server.origin}/#token=${server.devToken}&session=${id}&label=me`, problems);
