@@ -1,59 +1,23 @@
 // One session's tasks: the queue, the command running in the live terminal, who follows which
-// task, and every state change numbered into the session log and written to the store.
+// task, and every state change numbered into the session log and written to the store (TaskRecord).
 //
 // Tasks of a session run one at a time, in arrival order; a command is typed only when the
 // TerminalGate says the terminal is free.
 import { BindingError, errorPayload } from '../errors.ts';
 import type { OpContext, Session } from '../hub/types.ts';
 import { uuidv7 } from '../ids.ts';
-import type { Artifact, Task, TaskState, TaskStatusUpdateEvent, UserMessage } from '../protocol/a2a.ts';
-import type { Clock, Logger, LogEntry, TaskPage, TaskStore, TaskWrite } from '../ports.ts';
+import type { Artifact, Task, TaskState, UserMessage } from '../protocol/a2a.ts';
+import type { LogEntry, TaskPage, TaskStore } from '../ports.ts';
 import { CommandCapture, commandLine, isInteractiveShell, newNonce } from './shell-command.ts';
 import type { TaskConnection } from './task-connection.ts';
-import { TaskFollowers, updateOf } from './task-followers.ts';
+import { type TaskFollowers, updateOf } from './task-followers.ts';
+import { TaskRecord } from './task-record.ts';
+import type { Params, Run, TaskDeps } from './task-run.ts';
 import { TerminalGate } from './terminal-gate.ts';
 import { agentMessage, taskView, withStatus } from './task-objects.ts';
 import { agentPresence, type TaskSender } from './agent-presence.ts';
-import { keystrokes, planMessage, type TaskPlan } from './task-plan.ts';
+import { keystrokes, planMessage } from './task-plan.ts';
 import { terminalText } from './terminal-text.ts';
-
-export interface TaskLimits {
-  /** Unfinished tasks per session; one more is RATE_LIMITED. */
-  maxPending: number;
-  /** Output kept in a command's artifact; the rest is dropped and the artifact says `truncated`. */
-  maxOutputBytes: number;
-  /** A command waits until no human has typed for this long. */
-  humanQuietMs: number;
-  /** A cancel's second Ctrl-C follows its first after this long. */
-  secondInterruptMs: number;
-  /** After a cancel's last Ctrl-C, the next task waits this long. */
-  settleMs: number;
-  /** A human's Ctrl-C/Ctrl-Z/Ctrl-\ during a command: without its end mark by then, the task is CANCELED. */
-  interruptGraceMs: number;
-}
-
-export interface TaskDeps {
-  store: TaskStore;
-  clock: Clock;
-  logger: Logger;
-  limits: TaskLimits;
-}
-
-type Params = () => Record<string, unknown> | undefined;
-
-/** A task that is not terminal yet, with what running it needs. */
-export interface Run {
-  task: Task;
-  plan: TaskPlan;
-  /** Service parameters of the connection that last sent this task a message: they go on its events. */
-  params: Params;
-  /** Who sent it: shown as an agent of the session while it is unfinished. */
-  sender: TaskSender;
-  done: Promise<void>;
-  resolveDone: () => void;
-  capture: CommandCapture | null;
-  interruptTimer: ReturnType<typeof setTimeout> | null;
-}
 
 const CTRL_C = new Uint8Array([0x03]);
 
@@ -61,13 +25,13 @@ export class SessionTasks {
   private readonly runs = new Map<string, Run>();
   private readonly queue: Run[] = [];
   private running: Run | null = null;
-  private readonly followers = new TaskFollowers();
+  /** Every change made known: the log frame to followers, the store, the log line. */
+  private readonly record: TaskRecord;
+  private readonly followers: TaskFollowers;
   private closed: boolean;
   private readonly gate: TerminalGate;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private interruptTimer: ReturnType<typeof setTimeout> | null = null;
-  /** The latest store write: reads wait for it so they see every change made before them. */
-  private writes: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly session: Session,
@@ -75,6 +39,8 @@ export class SessionTasks {
   ) {
     this.closed = session.state === 'closed';
     this.gate = new TerminalGate(deps.limits);
+    this.record = new TaskRecord(session, deps);
+    this.followers = this.record.followers;
     session.observe({
       output: (data) => this.onOutput(data),
       input: (data) => this.onHumanInput(data),
@@ -103,12 +69,12 @@ export class SessionTasks {
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
     const run: Run = { task, plan, params: o.params, sender: o.sender, done, resolveDone, capture: null, interruptTimer: null };
-    await this.persist(run, { messages: [{ position: 0, message }] });
+    await this.record.persist(run, { messages: [{ position: 0, message }] });
     this.runs.set(id, run);
     o.accepted?.(taskView(run.task));
     if (o.follower) this.followers.follow(id, o.follower);
-    this.announce(run);
-    this.log('task submitted', run);
+    this.record.announce(run);
+    this.record.log('task submitted', run);
     if (this.closed) this.finish(run, 'TASK_STATE_FAILED', 'the session ended before this task ran');
     else this.queue.push(run);
     this.pump();
@@ -138,7 +104,7 @@ export class SessionTasks {
 
   /** The stored task, after every change made so far is committed. */
   async read(taskId: string, historyLength?: number): Promise<Task> {
-    await this.writes;
+    await this.record.flushed();
     const task = await this.deps.store.getTask(this.session.id, taskId, { historyLength, includeArtifacts: true });
     if (!task) throw new BindingError('TASK_NOT_FOUND', `task ${taskId} not found in session ${this.session.id}`, { metadata: { taskId } });
     return task;
@@ -146,7 +112,7 @@ export class SessionTasks {
 
   /** A ListTasks page of this session, once every change made so far is committed. */
   async list(opts: Parameters<TaskStore['listTasks']>[1]): Promise<TaskPage> {
-    await this.writes;
+    await this.record.flushed();
     return this.deps.store.listTasks(this.session.id, opts);
   }
 
@@ -188,7 +154,7 @@ export class SessionTasks {
 
   /** Resolves once every task change made so far is committed. */
   flushed(): Promise<void> {
-    return this.writes;
+    return this.record.flushed();
   }
 
   async unsubscribe(ctx: OpContext, taskId: string): Promise<void> {
@@ -228,13 +194,13 @@ export class SessionTasks {
     const position = run.task.history?.length ?? 0;
     run.task = withStatus({ ...run.task, history: [...(run.task.history ?? []), message] }, 'TASK_STATE_WORKING', this.deps.clock.now());
     run.params = o.params;
-    await this.persist(run, { messages: [{ position, message }] });
+    await this.record.persist(run, { messages: [{ position, message }] });
     if (!this.runs.has(taskId)) {
       throw new BindingError('UNSUPPORTED_OPERATION', `task ${taskId} finished before this message could be typed into it`, { metadata: { taskId } });
     }
     o.accepted?.(taskView(run.task));
     if (o.follower) this.followers.follow(taskId, o.follower);
-    this.announce(run);
+    this.record.announce(run);
     // Typed last: what it sets off (the command finishing) comes after the update announcing it.
     this.session.type(bytes);
     return run;
@@ -295,8 +261,8 @@ export class SessionTasks {
 
   private start(run: Run): void {
     run.task = withStatus(run.task, 'TASK_STATE_WORKING', this.deps.clock.now());
-    this.announce(run);
-    void this.persist(run);
+    this.record.announce(run);
+    void this.record.persist(run);
     if (run.plan.kind === 'input') {
       const typed = this.typeOrLog(run.plan.bytes);
       if (typed) this.finish(run, 'TASK_STATE_COMPLETED', `typed ${run.plan.bytes.length} bytes into the terminal`);
@@ -306,7 +272,7 @@ export class SessionTasks {
     const nonce = newNonce();
     run.capture = new CommandCapture(nonce, this.deps.limits.maxOutputBytes);
     this.running = run;
-    this.log('task started', run);
+    this.record.log('task started', run);
     if (!this.typeOrLog(new TextEncoder().encode(commandLine(run.plan.command, nonce, this.session.latestRecord.backend)))) {
       this.finish(run, 'TASK_STATE_FAILED', 'the terminal did not take the command (the session is not running)');
     }
@@ -364,11 +330,11 @@ export class SessionTasks {
     const position = run.task.history?.length ?? 0;
     const artifacts = artifact ? [...(run.task.artifacts ?? []), artifact] : run.task.artifacts;
     run.task = { ...withStatus(run.task, state, now, message), metadata: { ...run.task.metadata, ...metadata }, ...(artifacts ? { artifacts } : {}) };
-    this.announce(run);
+    this.record.announce(run);
     this.followers.release(id);
-    this.log('task finished', run, { state, ...metadata });
+    this.record.log('task finished', run, { state, ...metadata });
     const stored = artifact ? [{ position: artifacts!.length - 1, artifact }] : undefined;
-    void this.persist(run, { messages: [{ position, message }], artifacts: stored }).then(run.resolveDone);
+    void this.record.persist(run, { messages: [{ position, message }], artifacts: stored }).then(run.resolveDone);
     this.pump();
   }
 
@@ -381,25 +347,6 @@ export class SessionTasks {
     return { artifactId: uuidv7(this.deps.clock.now()), name: 'output', description: 'What the command printed in the terminal', parts: [{ text: terminalText(bytes), mediaType: 'text/plain' }], metadata };
   }
 
-  // ------------------------------------------------------------------ events, followers, storage
-
-  /** A TaskStatusUpdate log frame to the task's followers, with the service parameters of its sender (docs/protocol.md §8.2). */
-  private announce(run: Run): void {
-    const { task } = run;
-    const params = run.params();
-    const delta: TaskStatusUpdateEvent = { taskId: task.id, contextId: task.contextId, status: task.status };
-    if (params) delta.metadata = { service_parameters: params };
-    this.session.emitTaskUpdate({ task: taskView(task, 0), delta }, this.followers.of(task.id), params);
-  }
-
-  private persist(run: Run, add: Omit<TaskWrite, 'task'> = {}): Promise<void> {
-    const written = this.deps.store.saveTask({ task: run.task, ...add }).catch((e: unknown) => {
-      this.deps.logger.log('error', 'task write failed', { session: this.session.id, task_id: run.task.id, error: String(e) });
-    });
-    this.writes = written;
-    return written;
-  }
-
   private typeOrLog(bytes: Uint8Array): boolean {
     try {
       this.session.type(bytes);
@@ -408,10 +355,5 @@ export class SessionTasks {
       this.deps.logger.log('warn', 'task input not written', { session: this.session.id, error: String(e) });
       return false;
     }
-  }
-
-  private log(msg: string, run: Run, fields: Record<string, unknown> = {}): void {
-    const params = run.params();
-    this.deps.logger.log('info', msg, { session: this.session.id, task_id: run.task.id, ...fields, ...(params ? { service_parameters: params } : {}) });
   }
 }
