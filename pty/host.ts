@@ -2,13 +2,14 @@
 // number of router connections. Their events travel through an EventStream, which never
 // drops one and says when every PTY must pause.
 
-import { closeSync, constants as fsConstants, openSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
-import type { IPty } from 'node-pty';
-import type { HopTrace, Logger, PtyExit, PtySessionInfo, SpawnSpec } from '../src/ports.ts';
+import type { HopTrace, Logger, PtyExit, SpawnSpec } from '../src/ports.ts';
 import type { Attached, Backend } from './backends/backend.ts';
 import { Connection } from './connection.ts';
+import { mayReattach, type Session } from './host-session.ts';
+import { holdSlave } from './slave-hold.ts';
 import { EventStream } from './event-stream.ts';
 import { UNCONFINED, type Confinement } from './confine.ts';
 import { preflight, sizeProblem } from './preflight.ts';
@@ -17,25 +18,6 @@ import { HOST_FEATURES, PROTOCOL_VERSION, PtyHostError, encodeFrame, type HostMe
 
 /** How often a paused host looks for sessions whose process is gone (see #resumeReaped). */
 const REAP_POLL_MS = 20;
-/** A multiplexer client that keeps getting detached is attached again at most this often in a row. */
-const MAX_QUICK_REATTACHES = 3;
-const QUICK_REATTACH_MS = 10_000;
-
-interface Session {
-  readonly backend: Backend;
-  readonly info: PtySessionInfo;
-  /** The program (native) or the multiplexer client attached to it; replaced on a re-attach. */
-  pty: IPty;
-  /** See holdSlave. */
-  slaveFd: number | undefined;
-  /** The PTY's process has been reaped, so its remaining output is bounded and is read even while paused. */
-  reaped: boolean;
-  /** A kill was asked for: a client that leaves is not attached again. */
-  killed: boolean;
-  attachedAt: number;
-  reattaches: number;
-}
-
 export class PtyHostServer {
   readonly #log: Logger;
   readonly #backends: ReadonlyMap<string, Backend>;
@@ -196,7 +178,7 @@ export class PtyHostServer {
       backend,
       info: { sessionId, backend: backend.name, pid: attached.pid, cols: attached.cols, rows: attached.rows },
       pty: attached.pty,
-      slaveFd: attached.exited ? undefined : this.#holdSlave(attached.pty),
+      slaveFd: attached.exited ? undefined : holdSlave(attached.pty, this.#log),
       reaped: false,
       killed: false,
       attachedAt: Date.now(),
@@ -237,10 +219,10 @@ export class PtyHostServer {
       this.#log.log('error', 'could not tell how a session ended', { sessionId, err });
       return { exitCode: null, signal: null };
     });
-    if (exit === null && !session.killed && this.#mayReattach(session)) {
+    if (exit === null && !session.killed && mayReattach(session)) {
       try {
         const attached = await session.backend.reattach(sessionId);
-        Object.assign(session, { pty: attached.pty, slaveFd: this.#holdSlave(attached.pty), reaped: false, attachedAt: Date.now() });
+        Object.assign(session, { pty: attached.pty, slaveFd: holdSlave(attached.pty, this.#log), reaped: false, attachedAt: Date.now() });
         Object.assign(session.info, { cols: attached.cols, rows: attached.rows });
         session.reattaches++;
         this.#wire(session);
@@ -260,33 +242,6 @@ export class PtyHostServer {
     this.#sessions.delete(sessionId);
     this.#log.log('info', 'session exited', { sessionId, ...exit });
     this.#events.exit(session.info, exit);
-  }
-
-  #mayReattach(session: Session): boolean {
-    if (Date.now() - session.attachedAt > QUICK_REATTACH_MS) session.reattaches = 0;
-    return session.reattaches < MAX_QUICK_REATTACHES;
-  }
-
-  /**
-   * Linux may end the master's read stream with output still unread once the last descriptor
-   * of the slave side closes, so a program that prints a lot and exits loses its tail
-   * (node-pty #72, #85). Holding a slave descriptor keeps that output readable; node-pty then
-   * reports the exit through its fallback 200 ms after reaping instead of on EIO.
-   */
-  #holdSlave(pty: IPty): number | undefined {
-    // A getter of node-pty's UnixTerminal that its typings leave out.
-    const ptsName = (pty as IPty & { ptsName?: unknown }).ptsName;
-    if (typeof ptsName !== 'string') {
-      this.#log.log('warn', 'node-pty exposes no ptsName: fast-exiting sessions may lose output');
-      return undefined;
-    }
-    try {
-      // O_NOCTTY: a host started detached is a session leader and must not acquire a terminal.
-      return openSync(ptsName, fsConstants.O_RDWR | fsConstants.O_NOCTTY | fsConstants.O_NONBLOCK);
-    } catch (err) {
-      this.#log.log('warn', 'could not hold the PTY slave open', { err, ptsName });
-      return undefined;
-    }
   }
 
   /**
@@ -367,7 +322,7 @@ export class PtyHostServer {
 
   /**
    * 200 ms after reaping a process node-pty destroys its read stream, and any output still
-   * unread with it (see #holdSlave for why that is the usual way sessions end). A session
+   * unread with it (see holdSlave in pty/slave-hold.ts for why that is the usual way sessions end). A session
    * paused for backpressure would lose its last output that way, so once its process is gone
    * (no more output can come; what is left is bounded by the kernel buffer) it reads on.
    */
