@@ -2,6 +2,8 @@
 import { BenchClient } from '../lib/client.ts';
 import type { BenchServer } from '../lib/server.ts';
 import { median } from '../lib/stats.ts';
+import { startTtyd, type Ttyd, type TtydBinary } from '../lib/ttyd.ts';
+import { ECHO_ARGV, summarize, ttydEchoTimes } from './latency.ts';
 import { fileDigest, untilAll } from './throughput.ts';
 
 export interface FanOut {
@@ -43,4 +45,22 @@ export async function fanOut(server: BenchServer, file: string, size: number, ob
   const rates = obs.filter((o) => o.lastByteAt > o.firstByteAt).map((o) => o.bytes / 1e6 / ((o.lastByteAt - o.firstByteAt) / 1000));
   for (const c of everyone) c.close();
   return { observers, verified: ctl.bytes === size && ctl.hash.digest('hex') === (await fileDigest(file)), perObserverMBps: median(rates), slowestObserverMBps: Math.min(...rates), allComplete: everyone.every((c) => c.bytes >= size), lagged: obs.filter((o) => o.bytes < size).length };
+}
+
+/**
+ * ttyd's single-client echo p99 for figure 3's target when figure 2 did not run: ttyd started with
+ * ECHO_ARGV, `samples` echoes after `warmup`, stopped again. Not found, not starting or failing:
+ * why, and the verdict is not judged.
+ */
+export async function ttydEchoP99(binary: TtydBinary, samples: number, warmup: number): Promise<number | { skipped: string }> {
+  if (!('path' in binary)) return { skipped: `ttyd not found at ${binary.missing}` };
+  let ttyd: Ttyd | null = null;
+  try {
+    ttyd = await startTtyd(binary.path, ECHO_ARGV);
+    return summarize(await ttydEchoTimes(ttyd, samples, warmup)).p99;
+  } catch (e) {
+    return { skipped: `ttyd failed: ${(e as Error).message}` };
+  } finally {
+    await ttyd?.stop();
+  }
 }

@@ -71,7 +71,7 @@ export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 /** One key at a time from `c`; the time until each of `clients` has seen its echo. */
-async function echoLoop(c: BenchClient, clients: BenchClient[], samples: number, warmup: number, binary: boolean): Promise<number[][]> {
+export async function echoLoop(c: BenchClient, clients: BenchClient[], samples: number, warmup: number, binary: boolean): Promise<number[][]> {
   const times: number[][] = [];
   for (let i = 0; i < samples + warmup; i++) {
     const key = Buffer.from(KEYS[i % KEYS.length]!);
@@ -94,10 +94,17 @@ async function echoLoop(c: BenchClient, clients: BenchClient[], samples: number,
   return times;
 }
 
-/** Echo through the server; every observer's receive time counts too (figure 3). */
-export async function serverEcho(server: BenchServer, samples: number, warmup: number, observers: number, binary = true): Promise<{ controller: Latency; observers: Latency | null }> {
+/**
+ * Echo through the server with observers (figure 3): `observers` pools every observer's receive
+ * times; `lastObserver` is per key the time until the last of them had it (seen by all).
+ */
+export async function serverEcho(server: BenchServer, samples: number, warmup: number, observers: number, binary = true): Promise<{ controller: Latency; observers: Latency | null; lastObserver: Latency | null }> {
   const times = await serverEchoSamples(server, samples, warmup, observers, binary);
-  return { controller: summarize(times.map((t) => t[0]!)), observers: observers ? summarize(times.flatMap((t) => t.slice(1))) : null };
+  return {
+    controller: summarize(times.map((t) => t[0]!)),
+    observers: observers ? summarize(times.flatMap((t) => t.slice(1))) : null,
+    lastObserver: observers ? summarize(times.map((t) => Math.max(...t.slice(1)))) : null,
+  };
 }
 
 /** The controller's samples alone, no observers. */

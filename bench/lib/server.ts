@@ -14,6 +14,8 @@ export interface BenchServer {
   attachUrl(sessionId: string): string;
   createSession(body: Record<string, unknown>): Promise<string>;
   getSession(id: string): Promise<Record<string, unknown>>;
+  /** DELETE of the session (its process is ended); errors are ignored: this is clean-up. */
+  deleteSession(id: string): Promise<void>;
   /** Resident set size in bytes of the router and of the PTY host. */
   rss(): { router: number; host: number };
   /** The PTY host the router started (null when it cannot be found). */
@@ -66,6 +68,9 @@ export async function startBenchServer(env: Record<string, string> = {}, nodeArg
     },
     async getSession(id) {
       return (await (await fetch(`${origin}/agents/local/sessions/${id}`, { headers })).json()) as Record<string, unknown>;
+    },
+    async deleteSession(id) {
+      await fetch(`${origin}/agents/local/sessions/${id}`, { method: 'DELETE', headers }).then((r) => r.body?.cancel(), () => undefined);
     },
     rss: () => ({ router: rssOf(router.pid), host: rssOf(hostPid()) }),
     hostPid,
