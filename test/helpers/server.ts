@@ -6,7 +6,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { startServer, type RunningServer, type StartOptions } from '../../src/adapter/node/server.ts';
 import type { Logger } from '../../src/ports.ts';
 import { isAlive } from '../../pty/process-tree.ts';
-import { expectNoneLeft, killMultiplexers } from './leftovers.ts';
+import { endOrphans, expectNoneLeft, killMultiplexers, processesMentioning } from './leftovers.ts';
 
 export interface TestServer extends RunningServer {
   dir: string;
@@ -79,7 +79,15 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
     },
     async stop({ keepDir = false } = {}) {
       await server.close();
-      if (!keepDir) rmSync(dir, { recursive: true, force: true });
+      if (keepDir) return;
+      // Nothing of a server whose directory goes may outlive it; say so when something did (a
+      // PTY host the router did not stop), so it can be found, and end it.
+      const left = processesMentioning(dir);
+      if (left.length > 0) {
+        process.stderr.write(`test server ${dir}: left running after stop(): ${JSON.stringify(left)}\n`);
+        await endOrphans(dir);
+      }
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
