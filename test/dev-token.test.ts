@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TestClient } from './helpers/client.ts';
-import { expectNoneLeft } from './helpers/leftovers.ts';
+import { endAnyOrphans, expectNoneLeft } from './helpers/leftovers.ts';
 import { runCli, until, type Child } from './helpers/processes.ts';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
@@ -43,6 +43,8 @@ describe('the dev token', () => {
   it('is printed at the first start only, kept as a 0600 hash, and still works after a restart (REST and WebSocket)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pty-ws-devtoken-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    // A router killed after its stop's grace leaves its PTY host and shell, by design: end them first.
+    cleanups.push(() => endAnyOrphans(dir));
     const first = await start(dir);
     const token = /dev token:\s+(\S+)/.exec(first.stdout())![1]!;
     expect(first.stdout()).toContain(`#token=${token}`);
@@ -69,6 +71,8 @@ describe('the dev token', () => {
   it('`pty-ws token` makes a new one: the running server takes it within a second and refuses the old one; a restart keeps the new one', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pty-ws-devtoken-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    // A router killed after its stop's grace leaves its PTY host and shell, by design: end them first.
+    cleanups.push(() => endAnyOrphans(dir));
     const server = await start(dir);
     const old = /dev token:\s+(\S+)/.exec(server.stdout())![1]!;
     const open = await TestClient.connect(server.attachUrl, { token: old });
@@ -99,6 +103,8 @@ describe('the dev token', () => {
   it('per-start (PTY_WS_DEV_TOKEN_POLICY) makes a new token at every start and stores nothing; `pty-ws token` says it is unused', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pty-ws-devtoken-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    // A router killed after its stop's grace leaves its PTY host and shell, by design: end them first.
+    cleanups.push(() => endAnyOrphans(dir));
     const env = { HOME: dir, PTY_WS_DEV_TOKEN_POLICY: 'per-start' };
     const child = runCli(['serve', '--port', '0', '--state-dir', join(dir, 'state')], env);
     cleanups.push(() => child.stop());

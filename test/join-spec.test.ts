@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClient, type Frame } from './helpers/client.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { startTestServer, stopWithMultiplexers, type TestServer } from './helpers/server.ts';
 import { newToken, writeTokenFile, type TestToken } from './helpers/tokens.ts';
 
 const alice: TestToken = { token: newToken(), principal: 'alice', scopes: ['pty:control'] };
@@ -24,7 +24,7 @@ beforeAll(async () => {
   server = await startTestServer({ PTY_WS_TOKENS_FILE: join(dir, 'tokens.json') });
 });
 afterAll(async () => {
-  await server?.stop();
+  if (server) await stopWithMultiplexers(server);
   rmSync(dir, { recursive: true, force: true });
 });
 

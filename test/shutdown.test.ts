@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TestClient, type Frame } from './helpers/client.ts';
-import { endOrphans, expectNoneLeft, killMultiplexers, processesMentioning } from './helpers/leftovers.ts';
+import { endAnyOrphans, expectNoneLeft, killMultiplexers, processesMentioning } from './helpers/leftovers.ts';
 import { runCli, until, type Child } from './helpers/processes.ts';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
@@ -30,7 +30,7 @@ async function start(): Promise<Started> {
     await child.stop();
     await killMultiplexers(join(dir, 'pty-host.sock'));
     // A router stopped here mid-shutdown (SIGKILL) leaves its PTY host and sessions by design.
-    if (processesMentioning(dir).length > 0) await endOrphans(dir);
+    await endAnyOrphans(dir);
     rmSync(dir, { recursive: true, force: true });
   });
   const attachUrl = await until(() => /attach URL:\s+(\S+)/.exec(child.stdout())?.[1] ?? (child.proc.exitCode !== null ? 'exited' : undefined), 'the banner', 60_000);

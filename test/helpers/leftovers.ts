@@ -92,3 +92,8 @@ export async function endOrphans(marker: string): Promise<void> {
   signal('SIGKILL');
   await expectNoneLeft(marker);
 }
+
+/** endOrphans, but only when something under `marker` is still running (it costs a second otherwise). */
+export async function endAnyOrphans(marker: string): Promise<void> {
+  if (processesMentioning(marker).length > 0) await endOrphans(marker);
+}
