@@ -386,6 +386,12 @@ export interface ClientConnection {
   /** Bytes queued in the transport and not yet sent (0 where the runtime cannot tell). */
   bufferedAmount(): number;
   close(code: number, reason: string): void;
+  /**
+   * Runs `write`, whose sends reach the network together: a few large writes rather than one
+   * system call per frame (a flush's replay, docs/performance.md). Order is kept. Absent where the
+   * runtime offers no way to do it: the sends then go one by one.
+   */
+  batch?(write: () => void): void;
 }
 
 // ---------------------------------------------------------------- A2A tasks

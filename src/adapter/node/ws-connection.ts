@@ -3,6 +3,7 @@ import type { WSContext } from 'hono/ws';
 import WebSocket from 'ws';
 import type { Metrics } from '../../metrics.ts';
 import type { ClientConnection, HopTrace } from '../../ports.ts';
+import { socketBatch } from './socket-batch.ts';
 
 const TEXT = { kind: 'text' };
 const BINARY = { kind: 'binary' };
@@ -45,12 +46,14 @@ export function wrapNodeSocket(ctx: WSContext, binary: boolean, keepalive: Keepa
   }
 
   const ignore = () => undefined;
+  const batching = socketBatch(ws);
   return {
     binary,
     sendText(text) {
       if (ws.readyState !== WebSocket.OPEN) return;
       trace?.('router.ws_out');
       ws.send(text, ignore);
+      batching.sent(text.length);
       metrics.inc('frames_out_total', TEXT);
       metrics.inc('bytes_out_total', TEXT, text.length);
     },
@@ -58,10 +61,12 @@ export function wrapNodeSocket(ctx: WSContext, binary: boolean, keepalive: Keepa
       if (ws.readyState !== WebSocket.OPEN) return;
       trace?.('router.ws_out');
       ws.send(bytes, { binary: true }, ignore);
+      batching.sent(bytes.byteLength);
       metrics.inc('frames_out_total', BINARY);
       metrics.inc('bytes_out_total', BINARY, bytes.byteLength);
     },
     bufferedAmount: () => ws.bufferedAmount,
+    batch: batching.batch,
     close(code, reason) {
       if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(code, reason.slice(0, 120));
     },
