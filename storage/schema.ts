@@ -3,14 +3,18 @@
 import { getTableColumns } from 'drizzle-orm';
 import { customType, index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
+/** A blob as the driver gave it, as Uint8Array: a view, not a copy (Node's client hands out Buffers, the others ArrayBuffers). */
+export function bytesFromDriver(value: ArrayBuffer | Uint8Array): Uint8Array {
+  return value instanceof Uint8Array ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength) : new Uint8Array(value);
+}
+
 /**
  * Bytes as Uint8Array on every runtime: drizzle's own blob column hands out Node Buffers, which
  * Deno has no global for; the libSQL clients return an ArrayBuffer.
  */
 const bytes = customType<{ data: Uint8Array; driverData: ArrayBuffer | Uint8Array }>({
   dataType: () => 'blob',
-  // A view, not a copy: Node's client hands out Buffers, the others ArrayBuffers.
-  fromDriver: (value) => (value instanceof Uint8Array ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength) : new Uint8Array(value)),
+  fromDriver: bytesFromDriver,
 })
 
 export const sessions = sqliteTable(

@@ -4,7 +4,7 @@ import type { LogEntry, Logger, LogLoss, QueueListener, SequenceState, SessionPa
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
 import { logInserts } from './log-insert.ts';
-import { logEntryOf } from './log-rows.ts';
+import { logEntryOf, logEntryOfValues, logValueColumns } from './log-rows.ts';
 import { logEntryBytes } from '../src/protocol/output-frame.ts';
 import { readJournal, type LogJournal } from './log-journal.ts';
 import { SequenceLedger } from './sequence-ledger.ts';
@@ -185,13 +185,18 @@ export class LibsqlStore implements Store {
     // both (and is deduplicated) rather than in neither.
     const queued = this.#pending.after(sessionId, afterSequence, limit);
     const committed = await this.#db
-      .select()
+      .select(logValueColumns)
       .from(sessionLog)
       .where(and(eq(sessionLog.sessionId, sessionId), gt(sessionLog.sequence, afterSequence)))
       .orderBy(asc(sessionLog.sequence))
       // SQLite reads a negative LIMIT as none.
-      .limit(limit ?? -1);
-    return mergeBySequence(committed.map(logEntryOf), queued, limit);
+      .limit(limit ?? -1)
+      .values();
+    return mergeBySequence(
+      committed.map((row) => logEntryOfValues(sessionId, row)),
+      queued,
+      limit,
+    );
   }
 
   async lastFrameOfKind(sessionId: string, kind: string): Promise<LogEntry | undefined> {
