@@ -4,7 +4,7 @@
 // so that a replay sends the very frame a live client got.
 import type { LogEntry } from '../ports.ts';
 import { encodeOutputFrame } from './binary.ts';
-import { ptyFrameJson } from './frames.ts';
+import { PTY_FRAME_OP } from './frames.ts';
 import { base64ToBytes, bytesToBase64 } from '../ids.ts';
 import { loggedPtyPayload } from './logged-frames.ts';
 
@@ -20,8 +20,12 @@ export class OutputFrame {
     readonly data: Uint8Array,
   ) {}
 
+  /**
+   * The text ptyFrameJson makes of it, key for key, written out directly: a replay builds a
+   * thousand of these at once (docs/performance.md, replay), and the base64 needs no escaping.
+   */
   get json(): string {
-    return (this.#json ??= ptyFrameJson({ kind: 'Output', stream: 'stdout', data: bytesToBase64(this.data) }, this.sequence, this.at, this.id));
+    return (this.#json ??= `{"op":"${PTY_FRAME_OP}","id":${JSON.stringify(this.id)},"ts":"${new Date(this.at).toISOString()}","sequence":${this.sequence},"payload":{"kind":"Output","stream":"stdout","data":"${bytesToBase64(this.data)}"}}`);
   }
 
   get binary(): Uint8Array {
