@@ -68,11 +68,12 @@ async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecisio
   // Asked for right after the MembershipChanged is numbered, so the anchor is at most that frame.
   const screen = cut(ctx.screen.snapshot('join'));
   const replayed = await replayFor(ctx, member, replay, joined.sequence, requestId);
-  const snap = await screen;
-  const last = snap instanceof PtyError ? unicast.ptyError(snap, joined.sequence, clock.now(), requestId) : unicast.keyframe(snap, joined.sequence, clock.now(), requestId);
   // The replay may include frames not yet deliverable to anyone (docs/protocol.md §3.4).
   await ctx.log.deliverable(joined.sequence);
-  member.release(replayed ?? [joined], last);
+  // It precedes the Keyframe on the wire: sent while the screen is still cutting it.
+  member.sendBeforeKeyframe(replayed ?? [joined]);
+  const snap = await screen;
+  member.release([], snap instanceof PtyError ? unicast.ptyError(snap, joined.sequence, clock.now(), requestId) : unicast.keyframe(snap, joined.sequence, clock.now(), requestId));
 }
 
 /**

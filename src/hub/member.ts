@@ -81,18 +81,31 @@ export class Member {
    * `anchor` is the Keyframe's anchor_sequence: Output folded into it is not sent again.
    */
   release(frames: LogFrame[], keyframe: string | null, anchor = 0): void {
-    const flush = () => {
+    this.batch(() => {
       for (const f of frames) this.deliver(f);
       if (keyframe) this.conn.sendText(keyframe);
       this.outputFloor = Math.max(this.outputFloor, anchor);
       const held = this.held ?? [];
       this.held = null;
       for (const f of held) this.deliver(f);
-    };
-    // Written out together: a replay's frames one by one were a system call each (docs/performance.md).
-    if (this.conn.batch) this.conn.batch(flush);
-    else flush();
+    });
     if (this.pendingGoodbye) this.goodbye(this.pendingGoodbye);
+  }
+
+  /**
+   * During a flush, the frames that come before its Keyframe (a join's replay), sent now: they go
+   * out while the Keyframe is still being cut. Live frames stay held until release.
+   */
+  sendBeforeKeyframe(frames: LogFrame[]): void {
+    this.batch(() => {
+      for (const f of frames) this.deliver(f);
+    });
+  }
+
+  /** Written out together: a replay's frames one by one were a system call each (docs/performance.md). */
+  private batch(write: () => void): void {
+    if (this.conn.batch) this.conn.batch(write);
+    else write();
   }
 
   /** binding_goodbye, then close 1000 (docs/protocol.md §4.5); during a flush, right after it. */

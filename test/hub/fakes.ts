@@ -166,11 +166,12 @@ export class FakePty implements PtyHost {
   async close(): Promise<void> {}
 }
 
-/** An emulator that keeps the text it was fed; its snapshot is that text. */
+/** An emulator that keeps the text it was fed; its snapshot is that text, cut when asked; `snapshotGate` holds its answer. */
 export class FakeScreen implements Screen {
   text = '';
   anchor = 0;
   disposed = false;
+  snapshotGate: Promise<void> | null = null;
   constructor(
     public cols: number,
     public rows: number,
@@ -185,7 +186,8 @@ export class FakeScreen implements Screen {
     this.anchor = sequence;
   }
   snapshot(): Promise<ScreenSnapshot> {
-    return Promise.resolve({ snapshot: this.text, cols: this.cols, rows: this.rows, anchor: this.anchor });
+    const snap = { snapshot: this.text, cols: this.cols, rows: this.rows, anchor: this.anchor };
+    return this.snapshotGate ? this.snapshotGate.then(() => snap) : Promise.resolve(snap);
   }
   snapshotNow(): Promise<ScreenSnapshot> {
     return this.snapshot();

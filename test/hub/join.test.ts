@@ -52,6 +52,29 @@ describe('join flush', () => {
     expect(first.conn.labels()).toEqual(['RoleAssigned@0', 'MembershipChanged@1', 'Keyframe@1', 'Output@2', 'Output@3', 'MembershipChanged@4', 'Output@5', 'Resize@6']);
   });
 
+  it('sends the replay while its Keyframe is still being cut; output meanwhile waits for the Keyframe', async () => {
+    const rig = new Rig();
+    const first = await rig.join('controller');
+    await rig.output('one ');
+    await rig.output('two ');
+
+    const gate = deferred();
+    rig.screens[0]!.snapshotGate = gate.promise;
+    const second = rig.member();
+    const joining = rig.session.join(second.member, { role: 'observer' }, 1, 'j2');
+    for (let i = 0; i < 50 && second.conn.sent.length < 4; i++) await turn();
+    await rig.output('three ');
+    await turn();
+    // The replay and the join's MembershipChanged are out; the Keyframe is not, nor what came after it.
+    expect(second.conn.labels()).toEqual(['RoleAssigned@3', 'Output@2', 'Output@3', 'MembershipChanged@4']);
+    gate.resolve();
+    await joining;
+
+    expect(second.conn.labels()).toEqual(['RoleAssigned@3', 'Output@2', 'Output@3', 'MembershipChanged@4', 'Keyframe@4', 'Output@5']);
+    expect(second.conn.frames()[4]!.payload).toMatchObject({ anchor_sequence: 3 });
+    expect(first.conn.labels().slice(-2)).toEqual(['MembershipChanged@4', 'Output@5']);
+  });
+
   it('a replay_from the log never issued is REPLAY_OUT_OF_RANGE, and the flush goes on', async () => {
     const rig = new Rig();
     await rig.join('controller');
