@@ -15,7 +15,7 @@ export const BATCH_FLUSH_BYTES = 256 * 1024;
 export interface SocketBatch {
   /** Runs `write` with the socket corked. */
   batch(write: () => void): void;
-  /** A send of `bytes` was made: inside a batch, flushes once enough has gathered. */
+  /** A send of `bytes` was made (a text's length serves: its UTF-8 is at least that): inside a batch, flushes once enough has gathered. */
   sent(bytes: number): void;
 }
 
