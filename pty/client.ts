@@ -3,6 +3,7 @@
 // adapter hands it a HostSocket over its own Unix-socket API (node:net, Deno.connect).
 
 import type { HostResume, LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../src/ports.ts';
+import { AckBatch } from './ack-batch.ts';
 import { encodeWriteFrame } from './binary-frame.ts';
 import { FrameDecoder } from './frame-decoder.ts';
 import { HostMessageSchema, MAX_BODY_BYTES, PROTOCOL_VERSION, PtyHostError, type HostFeature, type HostMessage, type Request, encodeFrame } from './protocol.ts';
@@ -79,6 +80,7 @@ export class PtyHostConnection implements PtyHost {
   /** Set once the connection is over, whether by close() or by losing it. */
   #ended = false;
   #lossReason: string | undefined;
+  readonly #acks = new AckBatch((bytes) => this.#write(bytes));
 
   /**
    * Waits for the host's greeting on a freshly connected socket. Rejects with the socket's error
@@ -136,15 +138,21 @@ export class PtyHostConnection implements PtyHost {
     return this.#epoch;
   }
 
-  /** Session events (and whatever the host held while no router listened) flow from now on. */
-  startEvents(resume?: HostResume): void {
+  /**
+   * Session events (and whatever the host held while no router listened) flow from now on.
+   * `window`: each session's unacknowledged output bound, for a caller that acknowledges every
+   * event once handled (docs/protocol.md §9.3); a host without the feature gets no such key.
+   */
+  startEvents(resume?: HostResume, window?: number): void {
     // Output in binary form from a host that has it (docs/protocol.md §9.2); an older one gets no such key.
     const binaryData = this.supports('binary_data') ? { binaryData: true } : {};
-    this.#send(resume ? { t: 'events', resume, ...binaryData } : { t: 'events', ...binaryData });
+    const bounded = window !== undefined && this.supports('session_window') ? { window } : {};
+    this.#send({ t: 'events', ...(resume ? { resume } : {}), ...binaryData, ...bounded });
   }
 
+  /** Sent with the turn's other acks (ack-batch.ts). */
   ack(sessionId: string, n: number): void {
-    this.#send({ t: 'ack', sessionId, n });
+    this.#acks.add(sessionId, n);
   }
 
   /** Whether the host named this feature in its greeting (pty/protocol.ts, HOST_FEATURES). */
@@ -243,6 +251,8 @@ export class PtyHostConnection implements PtyHost {
   async close(): Promise<void> {
     if (this.#socket.closed) return;
     if (!this.#ended) {
+      // What this router handled, the host may forget.
+      this.#acks.flush();
       this.#ended = true;
       this.#rejectPending('pty host client closed');
       this.#socket.end();
@@ -269,9 +279,13 @@ export class PtyHostConnection implements PtyHost {
   }
 
   #send(msg: Request): void {
-    if (this.#ended || !this.#socket.writable) return;
     // `write` is the hot one (every keystroke): binary to a host that reads it, JSON to an older one.
-    this.#socket.write(msg.t === 'write' && this.#features.has('binary_data') ? encodeWriteFrame(msg) : encodeFrame(msg));
+    this.#write(msg.t === 'write' && this.#features.has('binary_data') ? encodeWriteFrame(msg) : encodeFrame(msg));
+  }
+
+  #write(bytes: Uint8Array): void {
+    if (this.#ended || !this.#socket.writable) return;
+    this.#socket.write(bytes);
   }
 
   #receive(chunk: Uint8Array): void {

@@ -41,7 +41,7 @@ export class PtyHostServer {
     this.#trace = trace;
     this.#confinement = confinement;
     this.#backends = new Map(backends.map((b) => [b.name, b]));
-    this.#events = new EventStream(log, () => this.#applyFlow(), this.epoch);
+    this.#events = new EventStream(log, (sessionId) => this.#applyFlow(sessionId), this.epoch);
   }
 
   get backendNames(): string[] {
@@ -109,7 +109,7 @@ export class PtyHostServer {
         conn.send(encodeFrame({ t: 'listed', rid: req.rid, sessions: [...[...this.#sessions.values()].map((s) => ({ ...s.info })), ...this.#events.unreported] }));
         return;
       case 'events':
-        this.#events.subscribe(conn, req.resume, req.binaryData === true);
+        this.#events.subscribe(conn, req.resume, req.binaryData === true, req.window);
         return;
       case 'ack':
         this.#events.ack(req.sessionId, req.n);
@@ -259,6 +259,7 @@ export class PtyHostServer {
     const problem = this.#unwritable(session);
     if (problem === undefined) {
       this.#trace?.('host.pty_write');
+      this.#events.input(sessionId);
       session!.pty.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
       return;
     }
@@ -299,9 +300,13 @@ export class PtyHostServer {
     });
   }
 
-  /** The EventStream's verdict, applied to each PTY: paused (all, or the ones held), or reading. */
-  #applyFlow(): void {
-    for (const session of this.#sessions.values()) this.#flow(session);
+  /** The EventStream's verdict, applied to each PTY (or to the one it names): paused (all, or the ones held), or reading. */
+  #applyFlow(sessionId?: string): void {
+    if (sessionId === undefined) for (const session of this.#sessions.values()) this.#flow(session);
+    else {
+      const session = this.#sessions.get(sessionId);
+      if (session) this.#flow(session);
+    }
     if (this.#events.anyPaused) this.#startReapPoll();
     else this.#stopReapPoll();
   }

@@ -54,8 +54,10 @@ const spawnErrorCodes = ['not_found', 'bad_cwd', 'exists', 'backend_unavailable'
  * - `write_failures`: a `write` with a `wid` that cannot be written is answered with `write_failed`.
  * - `binary_data`: the host reads `write` in binary form (binary-frame.ts), and sends `data` in it
  *   to a connection whose `events` asked with `binaryData`.
+ * - `session_window`: an `events` with a `window` bounds each session's unacknowledged output
+ *   (output-credit.ts).
  */
-export const HOST_FEATURES = ['session_flow', 'resize_reply', 'write_failures', 'binary_data'] as const;
+export const HOST_FEATURES = ['session_flow', 'resize_reply', 'write_failures', 'binary_data', 'session_window'] as const;
 export type HostFeature = (typeof HOST_FEATURES)[number];
 
 /** Router → host. */
@@ -66,7 +68,14 @@ export const RequestSchema = v.variant('t', [
   // `resume`: what the router already logged of this host's events (docs/protocol.md §3.4); the
   // host sends again every event it has not had acknowledged, but those.
   // `binaryData`: send `data` in binary form (feature binary_data; a host without it drops the key).
-  v.object({ t: v.literal('events'), resume: v.optional(v.object({ epoch: v.string(), after: v.record(v.string(), int) })), binaryData: v.optional(v.boolean()) }),
+  // `window`: this router acknowledges each event once handled, so a session may have at most this
+  // many output bytes unacknowledged before its PTY pauses (feature session_window).
+  v.object({
+    t: v.literal('events'),
+    resume: v.optional(v.object({ epoch: v.string(), after: v.record(v.string(), int) })),
+    binaryData: v.optional(v.boolean()),
+    window: v.optional(v.pipe(int, v.minValue(1))),
+  }),
   // The router has logged the session's events up to `n`: the host forgets them.
   v.object({ t: v.literal('ack'), sessionId: id, n: int }),
   // `wid`: answer with write_failed if these bytes cannot be written (feature write_failures).

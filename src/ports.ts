@@ -102,9 +102,10 @@ export interface PtyHost {
    * Session events flow to the listeners from now on: first what the host held while no router
    * received them (output, exits), and whatever it sent that no router acknowledged but
    * `resume` names as logged, then live ones. Call once the sessions list() named are
-   * ready for their events, and again after each onHostRestored.
+   * ready for their events, and again after each onHostRestored. `window`: for a caller that
+   * acks every event once handled, each session's unacknowledged output bound (docs/protocol.md §9.3).
    */
-  startEvents(resume?: HostResume): void;
+  startEvents(resume?: HostResume, window?: number): void;
   /** The session's events up to `n` are logged (or were of no use): the host need not send them again. */
   ack(sessionId: string, n: number): void;
   /** The connected host's id for its event numbers; null when none is connected, or it does not number them. */

@@ -1,28 +1,15 @@
 // The server's screen measures characters as the page does (Unicode 11: an emoji or a CJK
 // character takes two cells), so a Keyframe repaints, cell by cell and cursor included, what a page
 // that saw the same bytes shows (docs/protocol.md §6.3). In-process (Deno) and worker (Node) screens.
-import xterm from '@xterm/headless';
-import unicode11 from '@xterm/addon-unicode11';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WorkerScreens } from '../src/adapter/node/worker-screens.ts';
 import { ScreenModel } from '../src/hub/screen.ts';
 import type { Logger, Screen } from '../src/ports.ts';
-
-type Terminal = InstanceType<typeof xterm.Terminal>;
+import { pageTerminal, written, type Terminal } from './helpers/terminal-state.ts';
 
 const quiet: Logger = { log: () => undefined, child: () => quiet };
 const workers = new WorkerScreens(quiet);
 afterAll(() => workers.close());
-
-/** A terminal as the page sets it up (src/web/terminal-view.ts): Unicode 11 widths. */
-function pageTerminal(cols: number, rows: number): Terminal {
-  const term = new xterm.Terminal({ cols, rows, scrollback: 0, allowProposedApi: true });
-  term.loadAddon(new unicode11.Unicode11Addon() as unknown as Parameters<Terminal['loadAddon']>[0]);
-  term.unicode.activeVersion = '11';
-  return term;
-}
-
-const written = (term: Terminal, data: string | Uint8Array) => new Promise<void>((resolve) => term.write(data, resolve));
 
 /** Every row as its cells (characters and widths), and the cursor. */
 function cells(term: Terminal): { rows: string[][]; cursor: [number, number] } {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive } from '../pty/process-tree.ts';
 import { b64, TestClient } from './helpers/client.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { startTestServer, stopWithMultiplexers, type TestServer } from './helpers/server.ts';
 
 let server: TestServer;
 const clients: TestClient[] = [];
@@ -17,7 +17,8 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of clients) c.close();
   for (const pid of leftovers) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-  await server?.stop();
+  // Its tmux and screen sessions keep the PTY host (and their servers) alive past a plain stop().
+  if (server) await stopWithMultiplexers(server);
 });
 
 /** A /bin/sh session (native unless said) joined as controller. */

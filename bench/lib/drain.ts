@@ -13,7 +13,10 @@ export interface Drain {
 
 /** Resolves once the reader has joined and its first output bytes arrived; rejects after 20 s. */
 export async function startDrain(url: string, token: string): Promise<Drain> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, DRAIN_URL: url, DRAIN_TOKEN: token } });
+  // In a session of its own: on Linux that is its own CPU group (sched_autogroup), so its CPU comes
+  // out of the machine's share and not out of the bench's group, where the router also runs —
+  // as it would for a reader on another machine.
+  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], { detached: true, stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, DRAIN_URL: url, DRAIN_TOKEN: token } });
   let bytes = 0;
   let idle = -1;
   let buffered = '';

@@ -3,13 +3,17 @@
 // without delaying a lone keystroke's echo. While a Keyframe is being cut the queue is held, so no
 // Output is logged between the cut and the Keyframe. Each event may carry its number in the PTY
 // host (`n`): once an event is handled, `handled` hears the highest such number, so the host can
-// forget it (docs/protocol.md §3.4).
+// forget it (docs/protocol.md §3.4). A turn handles at most TURN_BUDGET_BYTES of one session's
+// Output before it yields (docs/architecture.md, "Router flow control"): every session's queue is
+// its own setImmediate, so a flooding session's backlog is handled a slice per turn, round-robin
+// with the others and with the sockets' reads in between, not all at once ahead of them.
 
 import { concatBytes } from '../bytes.ts';
+import { nextTurn } from '../next-turn.ts';
 
 type QueuedEvent = { chunks: Uint8Array[]; size: number; n: number | undefined } | { run: () => void; n: number | undefined };
 
-const nextTurn: (f: () => void) => void = (globalThis as { setImmediate?: (f: () => void) => void }).setImmediate ?? ((f) => setTimeout(f, 0));
+const TURN_BUDGET_BYTES = 16 * 1024;
 
 export class PtyEventQueue {
   private readonly events: QueuedEvent[] = [];
@@ -49,16 +53,21 @@ export class PtyEventQueue {
     this.drain();
   }
 
-  /** Runs everything queued now (e.g. before the session's end is recorded). */
-  drain(): void {
+  /** Runs everything queued now (e.g. before the session's end is recorded); `budget`: stop once this much Output is handled, and go on next turn. */
+  drain(budget = Infinity): void {
     let n: number | undefined;
-    while (!this.held && this.events.length > 0) {
+    let spent = 0;
+    while (!this.held && this.events.length > 0 && spent < budget) {
       const e = this.events.shift()!;
       if ('run' in e) e.run();
-      else this.emitOutput(concatBytes(e.chunks), e.n);
+      else {
+        this.emitOutput(concatBytes(e.chunks), e.n);
+        spent += e.size;
+      }
       n = e.n ?? n;
     }
     if (n !== undefined) this.handled(n);
+    if (this.events.length > 0) this.schedule();
   }
 
   private schedule(): void {
@@ -66,7 +75,7 @@ export class PtyEventQueue {
     this.scheduled = true;
     nextTurn(() => {
       this.scheduled = false;
-      this.drain();
+      this.drain(TURN_BUDGET_BYTES);
     });
   }
 }

@@ -4,12 +4,14 @@ import xterm from '@xterm/headless';
 import serialize from '@xterm/addon-serialize';
 import unicode11 from '@xterm/addon-unicode11';
 import type { Screen, ScreenFactory, ScreenSnapshot } from '../ports.ts';
+import { SnapshotTail } from './screen-tail.ts';
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
 
 export class ScreenModel implements Screen {
   private readonly term: Terminal;
   private readonly ser: InstanceType<typeof serialize.SerializeAddon>;
+  private readonly tail: SnapshotTail;
   private anchor = 0;
   /** Anchor of the last chunk the parser finished. */
   private parsedAnchor = 0;
@@ -29,6 +31,7 @@ export class ScreenModel implements Screen {
     // everything after it one column off (docs/protocol.md §6.3).
     this.term.loadAddon(new unicode11.Unicode11Addon() as unknown as Parameters<Terminal['loadAddon']>[0]);
     this.term.unicode.activeVersion = '11';
+    this.tail = new SnapshotTail(this.term);
   }
 
   write(data: Uint8Array, sequence: number): void {
@@ -45,6 +48,7 @@ export class ScreenModel implements Screen {
     // In the write queue, so bytes printed before the resize are parsed at the old size.
     this.term.write('', () => {
       this.term.resize(cols, rows);
+      this.tail.resized();
       this.parsedAnchor = sequence;
     });
     this.anchor = sequence;
@@ -58,7 +62,7 @@ export class ScreenModel implements Screen {
     const anchor = this.anchor;
     return new Promise((resolve) => {
       this.term.write('', () => {
-        resolve({ snapshot: this.ser.serialize(), cols: this.term.cols, rows: this.term.rows, anchor });
+        resolve(this.cut(anchor));
       });
     });
   }
@@ -68,7 +72,12 @@ export class ScreenModel implements Screen {
    * terminal is always at a chunk boundary: the one whose anchor `parsedAnchor` holds.
    */
   snapshotNow(): Promise<ScreenSnapshot> {
-    return Promise.resolve({ snapshot: this.ser.serialize(), cols: this.term.cols, rows: this.term.rows, anchor: this.parsedAnchor });
+    return Promise.resolve(this.cut(this.parsedAnchor));
+  }
+
+  /** The serializer's output, then what it leaves out (docs/protocol.md §6.3). */
+  private cut(anchor: number): ScreenSnapshot {
+    return { snapshot: this.ser.serialize() + this.tail.tail(), cols: this.term.cols, rows: this.term.rows, anchor };
   }
 
   backlog(): number {

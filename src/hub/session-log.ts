@@ -6,7 +6,6 @@ import type { Metrics } from '../metrics.ts';
 import type { Clock, HopTrace, LogEntry, Logger, Store } from '../ports.ts';
 import type { LogFrame, SessionEvent } from './types.ts';
 import { encodeLogFrame } from './wire.ts';
-import { OutputFrame, outputEntry } from '../protocol/output-frame.ts';
 
 export interface SessionLogDeps {
   store: Store;
@@ -67,18 +66,8 @@ export class SessionLog {
     this.deps.trace?.('router.log_in');
     const now = this.deps.clock.now();
     const sequence = ++this.sequence;
-    const encoded = encodeLogFrame(event, sequence, now);
+    const { frame, entry } = encodeLogFrame(this.sessionId, event, sequence, now, hostEvent);
     this.deps.trace?.('router.log_encoded');
-    let frame: LogFrame;
-    let entry: LogEntry;
-    if (encoded instanceof OutputFrame) {
-      frame = encoded;
-      entry = outputEntry(this.sessionId, encoded, hostEvent);
-    } else {
-      frame = encoded.frame;
-      entry = { sessionId: this.sessionId, sequence, kind: encoded.kind, createdAt: now, frame: frame.json };
-      if (hostEvent) entry.hostEvent = hostEvent;
-    }
     this.deps.store.appendLog(entry);
     this.deps.trace?.('router.log_out');
     if (++this.framesSincePrune >= this.pruneEvery) this.prune(now);

@@ -4,24 +4,33 @@
 import { bytesToBase64, uuidv7 } from '../ids.ts';
 import { errorPayload, type BindingError, type PtyError } from '../errors.ts';
 import { PTY_FRAME_OP, ptyFrameJson, serverFrame } from '../protocol/frames.ts';
-import { OutputFrame } from '../protocol/output-frame.ts';
+import { OutputFrame, outputEntry } from '../protocol/output-frame.ts';
 import type { KeyframePayload, PtyFramePayload } from '../protocol/server-payloads.ts';
 import { SNAPSHOT_FORMAT } from '../protocol/uris.ts';
-import type { ScreenSnapshot } from '../ports.ts';
+import type { LogEntry, ScreenSnapshot } from '../ports.ts';
 import type { RoleDecision } from './roles.ts';
 import type { LogFrame, SessionEvent } from './types.ts';
 
 /**
- * The log frame of an event. Output stays bytes (its JSON and PW1O forms are built on first use,
- * src/protocol/output-frame.ts); every other kind is JSON text at once.
+ * The log frame of a session's event, and its entry for the store. Output stays bytes (its JSON
+ * and PW1O forms are built on first use, src/protocol/output-frame.ts); every other kind is JSON
+ * text at once.
  */
-export function encodeLogFrame(event: SessionEvent, sequence: number, now: number): OutputFrame | { kind: string; frame: LogFrame } {
-  if (event.kind === 'Output') return new OutputFrame(uuidv7(now), sequence, now, event.data);
-  if (event.kind === 'TaskStatusUpdate') {
-    const envelope = event.serviceParameters ? { service_parameters: event.serviceParameters } : {};
-    return { kind: event.kind, frame: { sequence, json: JSON.stringify({ ...serverFrame('TaskStatusUpdate', event.update, sequence, now), ...envelope }) } };
+export function encodeLogFrame(sessionId: string, event: SessionEvent, sequence: number, now: number, hostEvent?: LogEntry['hostEvent']): { frame: LogFrame; entry: LogEntry } {
+  if (event.kind === 'Output') {
+    const frame = new OutputFrame(uuidv7(now), sequence, now, event.data);
+    return { frame, entry: outputEntry(sessionId, frame, hostEvent) };
   }
-  return { kind: event.kind, frame: { sequence, json: JSON.stringify(serverFrame(PTY_FRAME_OP, ptyPayload(event), sequence, now)) } };
+  const frame = { sequence, json: JSON.stringify(eventFrame(event, sequence, now)) };
+  const entry: LogEntry = { sessionId, sequence, kind: event.kind, createdAt: now, frame: frame.json };
+  if (hostEvent) entry.hostEvent = hostEvent;
+  return { frame, entry };
+}
+
+function eventFrame(event: Exclude<SessionEvent, { kind: 'Output' }>, sequence: number, now: number): object {
+  if (event.kind !== 'TaskStatusUpdate') return serverFrame(PTY_FRAME_OP, ptyPayload(event), sequence, now);
+  const envelope = event.serviceParameters ? { service_parameters: event.serviceParameters } : {};
+  return { ...serverFrame('TaskStatusUpdate', event.update, sequence, now), ...envelope };
 }
 
 function ptyPayload(event: Exclude<SessionEvent, { kind: 'TaskStatusUpdate' | 'Output' }>): PtyFramePayload {

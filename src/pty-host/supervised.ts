@@ -107,8 +107,8 @@ export class SupervisedPtyHost implements PtyHost {
     return () => this.#listeners.delete(listener);
   }
 
-  startEvents(resume?: HostResume): void {
-    this.#client()?.startEvents(resume);
+  startEvents(resume?: HostResume, window?: number): void {
+    this.#client()?.startEvents(resume, window);
   }
 
   ack(sessionId: string, n: number): void {

@@ -5,6 +5,7 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { createClient, type Client } from '@libsql/client';
 import type { LogDatabase } from '../../../storage/log-committer.ts';
 import type { CommitFailure, FromLogWorker, ToLogWorker } from './worker-log-committer.ts';
+import { runInBackground } from './background-thread.ts';
 
 /**
  * The same createClient as the store's, on the same URL, so the file is found the same way
@@ -70,4 +71,8 @@ function serve(port: MessagePort, db: LogDatabase): void {
   });
 }
 
-if (parentPort) serve(parentPort, workerData as LogDatabase);
+if (parentPort) {
+  // Commits trail the journal, which already holds every frame (docs/architecture.md): background work.
+  runInBackground();
+  serve(parentPort, workerData as LogDatabase);
+}

@@ -2,6 +2,7 @@
 import { parentPort } from 'node:worker_threads';
 import { ScreenModel } from '../../hub/screen.ts';
 import type { ToWorker } from './worker-screens.ts';
+import { runInBackground } from './background-thread.ts';
 
 function serve(port: NonNullable<typeof parentPort>): void {
   const screens = new Map<number, ScreenModel>();
@@ -30,4 +31,8 @@ function serve(port: NonNullable<typeof parentPort>): void {
   });
 }
 
-if (parentPort) serve(parentPort);
+if (parentPort) {
+  // Keyframes are cut from it; nothing a client waits for per keystroke: background work.
+  runInBackground();
+  serve(parentPort);
+}

@@ -1,0 +1,72 @@
+// Interactive sessions first (docs/protocol.md §9.3). A session printing as fast as it can (a
+// `cat` of a big file, a flood of logs) keeps the router, its emulator, its log writer and the
+// machine's cores busy; while someone types into another session on this host, that keystroke's
+// echo would queue behind the flood at every step. So while any other session has had input in
+// the last INTERACTIVE_MS, a session streaming faster than BULK_BYTES_PER_S reads half the time:
+// after each BULK_BYTES it rests as long as it has just read (at most MAX_REST_MS). A session that
+// prints less than that, and every session while nobody types elsewhere, is never paced.
+
+/** Input this recent makes a session interactive. */
+const INTERACTIVE_MS = 2000;
+/** Output at least this fast, over at least BULK_BYTES, makes a session bulk. */
+const BULK_BYTES = 16 * 1024;
+const BULK_BYTES_PER_S = 1024 * 1024;
+/** A pause in a session's output this long ends its streak: what follows is measured afresh. */
+const STREAK_GAP_MS = 50;
+const MAX_REST_MS = 100;
+
+interface Streak {
+  /** When this stretch of reading began (after the last rest, or the first output of the streak). */
+  since: number;
+  bytes: number;
+  last: number;
+}
+
+export class BulkPacing {
+  readonly #lastInput = new Map<string, number>();
+  readonly #streaks = new Map<string, Streak>();
+  readonly #now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  /** Someone typed into the session. */
+  input(sessionId: string): void {
+    this.#lastInput.set(sessionId, this.#now());
+  }
+
+  /** The session's PTY gave `bytes` of output: how many ms it rests now (0: it reads on). */
+  output(sessionId: string, bytes: number): number {
+    const now = this.#now();
+    if (!this.#othersInteractive(sessionId, now)) {
+      this.#streaks.delete(sessionId);
+      return 0;
+    }
+    let s = this.#streaks.get(sessionId);
+    if (!s || now - s.last > STREAK_GAP_MS) this.#streaks.set(sessionId, (s = { since: now, bytes: 0, last: now }));
+    s.bytes += bytes;
+    s.last = now;
+    if (s.bytes < BULK_BYTES) return 0;
+    const reading = now - s.since;
+    const bulk = s.bytes * 1000 >= BULK_BYTES_PER_S * Math.max(reading, 1);
+    const rest = bulk ? Math.min(Math.max(reading, 1), MAX_REST_MS) : 0;
+    Object.assign(s, { since: now + rest, bytes: 0, last: now + rest });
+    return rest;
+  }
+
+  /** The session ended. */
+  forget(sessionId: string): void {
+    this.#lastInput.delete(sessionId);
+    this.#streaks.delete(sessionId);
+  }
+
+  #othersInteractive(sessionId: string, now: number): boolean {
+    let found = false;
+    for (const [id, at] of this.#lastInput) {
+      if (now - at > INTERACTIVE_MS) this.#lastInput.delete(id);
+      else if (id !== sessionId) found = true;
+    }
+    return found;
+  }
+}

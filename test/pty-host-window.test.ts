@@ -1,0 +1,144 @@
+// The PTY host's per-session output window (docs/protocol.md §9.3), against a real host and real
+// PTYs: a router that asked for a window gets at most that much of a session's output ahead of
+// its acknowledgements (so the socket never holds a flood ahead of another session's echo), the
+// other sessions flow on meanwhile, acknowledging lets it read on, and what a reconnecting router
+// names as logged (`resume`) counts as acknowledged. A router that asked for none is not bounded.
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { PtyHostClient } from '../src/adapter/node/pty-host-client.ts';
+import { ensurePtyHost, type NodePtyHostHandle } from '../src/adapter/node/pty-host-process.ts';
+import type { SpawnSpec } from '../src/ports.ts';
+import { expectNoneLeft } from './helpers/leftovers.ts';
+import { quietLogger, WAIT } from './helpers/pty-host.ts';
+
+const WINDOW = 64 * 1024;
+/** What may arrive past the window: the batch that crossed it (up to 64 KiB) and a read or two. */
+const SLACK = 96 * 1024;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A connection to the host with its own record of each session's output and last event number. */
+async function receiver(socketPath: string) {
+  const client = await PtyHostClient.connect(socketPath);
+  const bytes = new Map<string, number>();
+  const last = new Map<string, number>();
+  client.subscribe({
+    onData: (id, data, n) => {
+      bytes.set(id, (bytes.get(id) ?? 0) + data.byteLength);
+      if (n !== undefined) last.set(id, n);
+    },
+    onExit: () => undefined,
+  });
+  return { client, bytes: (id: string) => bytes.get(id) ?? 0, last: (id: string) => last.get(id) ?? 0 };
+}
+
+/** Resolves once the session's output has not grown for a while: it is held (or ended). */
+async function stalls(r: { bytes(id: string): number }, id: string): Promise<number> {
+  let before = -1;
+  await vi.waitFor(async () => {
+    const now = r.bytes(id);
+    const was = before;
+    before = now;
+    await sleep(300);
+    expect(now).toBe(was);
+    expect(r.bytes(id)).toBe(now);
+  }, { timeout: 15_000, interval: 50 });
+  return r.bytes(id);
+}
+
+async function grows(r: { bytes(id: string): number }, id: string, by = 1): Promise<void> {
+  const from = r.bytes(id);
+  await vi.waitFor(() => expect(r.bytes(id)).toBeGreaterThanOrEqual(from + by), WAIT);
+}
+
+describe('the PTY host bounds each session by the window its router asked for', () => {
+  let dir: string;
+  let socketPath: string;
+  let handle: NodePtyHostHandle;
+  const started: string[] = [];
+
+  const spec = (argv: string[]): SpawnSpec => {
+    const sessionId = randomUUID();
+    started.push(sessionId);
+    return { sessionId, backend: 'native', argv, cwd: dir, env: { PATH: '/usr/bin:/bin', HOME: dir }, cols: 80, rows: 24 };
+  };
+  const flood = () => spec(['/bin/sh', '-c', 'stty raw -echo; exec yes 0123456789abcdefghijklmnopqrstuvwxyz']);
+  const ticker = () => spec(['/bin/sh', '-c', 'i=0; while :; do i=$((i+1)); echo t-$i; sleep 0.02; done']);
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'pty-ws-host-window-'));
+    socketPath = path.join(dir, 'host.sock');
+    handle = await ensurePtyHost({ socketPath, logger: quietLogger() });
+  });
+
+  afterAll(async () => {
+    for (const id of started) handle?.host.kill(id, 'SIGKILL');
+    await handle?.stop();
+    await expectNoneLeft(dir);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('holds a flooding session at the window until acknowledged, while another flows on', async () => {
+    const r = await receiver(socketPath);
+    try {
+      expect(r.client.supports('session_window')).toBe(true);
+      r.client.startEvents(undefined, WINDOW);
+      const a = flood();
+      const b = ticker();
+      await r.client.spawn(a);
+      await r.client.spawn(b);
+      const held = await stalls(r, a.sessionId);
+      expect(held).toBeGreaterThan(WINDOW / 2);
+      expect(held).toBeLessThanOrEqual(WINDOW + SLACK);
+      // The window is the flooding session's alone.
+      await grows(r, b.sessionId, 50);
+      r.client.ack(b.sessionId, r.last(b.sessionId));
+      expect(r.bytes(a.sessionId)).toBe(held);
+
+      r.client.ack(a.sessionId, r.last(a.sessionId));
+      await grows(r, a.sessionId, WINDOW / 2);
+      const again = await stalls(r, a.sessionId);
+      expect(again - held).toBeLessThanOrEqual(WINDOW + SLACK);
+    } finally {
+      for (const id of started.splice(0)) r.client.kill(id, 'SIGKILL');
+      await r.client.close();
+    }
+  });
+
+  it('counts what a reconnecting router names as logged as acknowledged', async () => {
+    const first = await receiver(socketPath);
+    const a = flood();
+    let epoch: string;
+    try {
+      first.client.startEvents(undefined, WINDOW);
+      await first.client.spawn(a);
+      await stalls(first, a.sessionId);
+      epoch = first.client.epoch!;
+    } finally {
+      await first.client.close();
+    }
+    const second = await receiver(socketPath);
+    try {
+      second.client.startEvents({ epoch, after: { [a.sessionId]: first.last(a.sessionId) } }, WINDOW);
+      await grows(second, a.sessionId, WINDOW);
+    } finally {
+      for (const id of started.splice(0)) second.client.kill(id, 'SIGKILL');
+      await second.client.close();
+    }
+  });
+
+  it('does not bound a router that asked for no window', async () => {
+    const r = await receiver(socketPath);
+    try {
+      r.client.startEvents();
+      const a = flood();
+      await r.client.spawn(a);
+      await grows(r, a.sessionId, 8 * WINDOW);
+    } finally {
+      for (const id of started.splice(0)) r.client.kill(id, 'SIGKILL');
+      await r.client.close();
+    }
+  });
+});
