@@ -44,7 +44,12 @@ export function processesMentioning(marker: string): string[] {
 export function zombieChildren(): string[] {
   return pids().flatMap((pid) => {
     const stat = procStat(pid);
-    return stat?.state === 'Z' && stat.ppid === process.pid ? [`${pid} ${read(`/proc/${pid}/comm`).trim()}`] : [];
+    if (stat?.state !== 'Z' || stat.ppid !== process.pid) return [];
+    const comm = read(`/proc/${pid}/comm`).trim();
+    // tsx's esbuild service of a router worker thread (the screen or log-commit worker, running
+    // from sources): it exits when its worker ends, and only that worker's event loop, gone by
+    // then, would have reaped it. Not the server's leftover; a packed install runs no tsx.
+    return comm === 'esbuild' ? [] : [`${pid} ${comm}`];
   });
 }
 
