@@ -51,7 +51,9 @@ export class BulkPacing {
     const reading = now - s.since;
     const bulk = s.bytes * 1000 >= BULK_BYTES_PER_S * Math.max(reading, 1);
     const rest = bulk ? Math.min(Math.max(reading, 1), MAX_REST_MS) : 0;
-    Object.assign(s, { since: now + rest, bytes: 0, last: now + rest });
+    // Reading starts again once the rest is over.
+    s.since = s.last = now + rest;
+    s.bytes = 0;
     return rest;
   }
 

@@ -4,7 +4,7 @@ import type { LogEntry, Logger, LogLoss, QueueListener, SequenceState, SessionPa
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
 import { logInserts } from './log-insert.ts';
-import { logEntryOf, logEntryOfValues, logValueColumns } from './log-rows.ts';
+import { logEntryOfValues, logValueColumns } from './log-rows.ts';
 import { logEntryBytes } from '../src/protocol/output-frame.ts';
 import { readJournal, type LogJournal } from './log-journal.ts';
 import { SequenceLedger } from './sequence-ledger.ts';
@@ -204,12 +204,13 @@ export class LibsqlStore implements Store {
     if (queued !== undefined) return queued;
     // Walks the primary key backwards from the newest frame: Keyframes are never far apart.
     const [row] = await this.#db
-      .select()
+      .select(logValueColumns)
       .from(sessionLog)
       .where(and(eq(sessionLog.sessionId, sessionId), eq(sessionLog.kind, kind)))
       .orderBy(desc(sessionLog.sequence))
-      .limit(1);
-    return row && logEntryOf(row);
+      .limit(1)
+      .values();
+    return row && logEntryOfValues(sessionId, row);
   }
 
   async lastSequence(sessionId: string): Promise<number> {
