@@ -76,6 +76,7 @@ export function fanOutRows(t: Table, one: FanOut, n: number, f: FanOut, echo: { 
 
 export function replayRows(t: Table, r: ReplayFigures): void {
   t.row(`4 replay ${r.replayedFrames} frames of ~${r.frameBytes.toFixed(0)} B → Keyframe (${r.retained} retained)`, sp(r.replay1000, 'ms'), `${sp(r.joinWithoutReplay, 'ms')} (join, no replay)`, r.replay1000.median / r.joinWithoutReplay.median, `≤ 20 ms${I20}`, r.replay1000.median <= 20);
+  t.row(`4 the same, the run's first replay (before the warm-up)`, `${r.firstReplayMs.toFixed(1)} ms`, '', null, '', null);
 }
 
 export function scaleRows(t: Table, s: ScaleFigures): void {

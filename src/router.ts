@@ -5,6 +5,7 @@ import type { Hono } from 'hono';
 import { createApp } from '../routes/app.ts';
 import type { AppDeps } from '../routes/deps.ts';
 import type { LogCommitter, LogDatabase } from '../storage/log-committer.ts';
+import type { LogReader } from '../storage/log-reader.ts';
 import { LogJournal, type JournalFile } from '../storage/log-journal.ts';
 import { A2aControlPlane } from './a2a/control-plane.ts';
 import { FleetControlPlane } from './a2a/fleet-plane.ts';
@@ -54,6 +55,8 @@ export interface RouterRuntime {
   fatal?(error: Error): void;
   /** Where the replay log's group commits run, when not on the store's client in this thread (see openStore). */
   logCommitterFor?: (db: LogDatabase) => LogCommitter | undefined;
+  /** What reads the committed log for replays, when not the store's client (see openStore). */
+  logReaderFor?: (db: LogDatabase) => LogReader | undefined;
   /** The write-before-send journal's files (docs/protocol.md §3.4); without it a router crash skips numbers instead of keeping frames. */
   journal?: JournalPort;
   /** The echo path's hop trace (docs/performance.md): undefined unless it is on. */
@@ -125,7 +128,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   const { logger, clock, metrics } = runtime;
   const journalFiles = runtime.journal?.open(config.stateDir);
   const journal = journalFiles && new LogJournal(journalFiles.files, { bootId: journalFiles.bootId, instanceId: config.instanceId });
-  const store = await openStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, logger, logCommitterFor: runtime.logCommitterFor, journal }).catch((e: unknown) => {
+  const store = await openStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, logger, logCommitterFor: runtime.logCommitterFor, logReaderFor: runtime.logReaderFor, journal }).catch((e: unknown) => {
     journal?.close();
     throw e;
   });

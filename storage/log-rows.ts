@@ -20,7 +20,7 @@ export const logValueColumns = {
 };
 
 /** A row of `logValueColumns` as the driver hands it out (drizzle's `.values()`). */
-export function logEntryOfValues(sessionId: string, row: unknown[]): LogEntry {
+export function logEntryOfValues(sessionId: string, row: ArrayLike<unknown>): LogEntry {
   const sequence = row[0] as number;
   const kind = row[1] as string;
   const createdAt = row[2] as number;

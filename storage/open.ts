@@ -1,6 +1,7 @@
 import { createClient } from '@libsql/client';
 import { drizzle } from 'drizzle-orm/libsql';
 import type { LogCommitter, LogDatabase } from './log-committer.ts';
+import type { LogReader } from './log-reader.ts';
 import { migrateDatabase } from './migrate.ts';
 import { DamagedDatabaseError, describeOpenFailure, printableUrl, StoreOpenError } from './open-error.ts';
 import { LibsqlStore, type LibsqlStoreOptions } from './store.ts';
@@ -18,6 +19,8 @@ export interface OpenStoreOptions extends Omit<LibsqlStoreOptions, 'logCommitter
    * migrated and known to take writes; undefined (or no factory): the store's client commits them.
    */
   logCommitterFor?: (db: LogDatabase) => LogCommitter | undefined;
+  /** Makes the runtime's reader of the committed log, once the database is open; undefined (or no factory): the store's client reads it. */
+  logReaderFor?: (db: LogDatabase) => LogReader | undefined;
 }
 
 /** How long a local statement waits for another process's lock before failing busy. */
@@ -28,7 +31,7 @@ const BUSY_TIMEOUT_MS = 5000;
  * store over it. Rejects with a StoreOpenError naming the URL and what is wrong (locked,
  * read-only, unreachable, refused credentials) rather than letting the first log commit find out.
  */
-export async function openStore({ url, authToken, logCommitterFor, ...storeOptions }: OpenStoreOptions): Promise<LibsqlStore> {
+export async function openStore({ url, authToken, logCommitterFor, logReaderFor, ...storeOptions }: OpenStoreOptions): Promise<LibsqlStore> {
   let client;
   try {
     // `timeout` is the busy timeout of every pooled connection of a file database (a
@@ -54,7 +57,8 @@ export async function openStore({ url, authToken, logCommitterFor, ...storeOptio
     // database that is locked or read-only fails now, with a clear message, and not at the
     // first log commit. Nothing matches the update, so nothing changes.
     await client.batch(["update sessions set id = id where 0"], 'write');
-    return new LibsqlStore(db, { ...storeOptions, logCommitter: logCommitterFor?.({ url, busyTimeoutMs: BUSY_TIMEOUT_MS }) });
+    const where = { url, busyTimeoutMs: BUSY_TIMEOUT_MS };
+    return new LibsqlStore(db, { ...storeOptions, logCommitter: logCommitterFor?.(where), logReader: logReaderFor?.(where) });
   } catch (err) {
     client.close();
     throw new StoreOpenError(printableUrl(url), describeOpenFailure(err, BUSY_TIMEOUT_MS), { cause: err });

@@ -1,14 +1,16 @@
 import type { InValue, ResultSet } from '@libsql/client';
-import { and, asc, desc, eq, gt, lt, min, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, lt, min, sql } from 'drizzle-orm';
 import type { LogEntry, Logger, LogLoss, QueueListener, SequenceState, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
 import { logInserts } from './log-insert.ts';
+import { clientLogReader, type LogReader } from './log-reader.ts';
 import { logEntryOfValues, logValueColumns } from './log-rows.ts';
 import { logEntryBytes } from '../src/protocol/output-frame.ts';
 import { readJournal, type LogJournal } from './log-journal.ts';
 import { SequenceLedger } from './sequence-ledger.ts';
 import { mergeBySequence, PendingLog } from './pending-log.ts';
+import { RecentLog, type RecentLogLimits } from './recent-log.ts';
 import { sessionLog, sessionRecordColumns, sessions } from './schema.ts';
 import { LibsqlShareStore } from './share-store.ts';
 import { LibsqlInstanceLeases } from './instance-leases.ts';
@@ -34,6 +36,13 @@ export interface LibsqlStoreOptions {
   retryDelaysMs?: readonly number[];
   /** Runs the log's group commits (default: this store's client, in this thread). The store closes it. */
   logCommitter?: LogCommitter;
+  /**
+   * How much of each session's newest committed log stays in memory for replays (default 2 MiB a
+   * session, 32 MiB in all; docs/performance.md, replay). Zero keeps none.
+   */
+  recentLog?: RecentLogLimits;
+  /** Reads the committed log for replays (default: this store's client). The store closes it. */
+  logReader?: LogReader;
   /** Where every log frame is written before it may be sent (docs/protocol.md §3.4). The store closes it. */
   journal?: LogJournal;
 }
@@ -71,8 +80,10 @@ export class LibsqlStore implements Store {
   readonly #db: StoreDatabase;
   readonly #logger: Logger | undefined;
   readonly #pending = new PendingLog();
+  readonly #recent: RecentLog;
   readonly #writes: WriteQueue;
   readonly #committer: LogCommitter;
+  readonly #reader: LogReader;
   readonly #lossListeners = new Set<(loss: LogLoss) => void>();
   readonly #queueListeners = new Set<QueueListener>();
   /** Insert statement text by row count (see logInserts). */
@@ -85,9 +96,11 @@ export class LibsqlStore implements Store {
     this.#db = db;
     this.#logger = options.logger;
     this.#committer = options.logCommitter ?? inThreadLogCommitter(db.$client);
+    this.#reader = options.logReader ?? clientLogReader(db.$client);
+    this.#recent = new RecentLog(options.recentLog ?? { perSession: 2 * 1024 * 1024, total: 32 * 1024 * 1024 });
     this.#writes = new WriteQueue({
       commitLog: (batch) => this.#commitLog(batch),
-      onSettled: (entries) => this.#settled(entries),
+      onSettled: (entries, committed) => this.#settled(entries, committed),
       onLost: (losses) => this.#reportLosses(losses),
       flushIntervalMs: options.flushIntervalMs ?? 5,
       maxBatch: options.maxBatch ?? 500,
@@ -184,19 +197,10 @@ export class LibsqlStore implements Store {
     // Queued entries are taken before the query: one committed in between then shows up in
     // both (and is deduplicated) rather than in neither.
     const queued = this.#pending.after(sessionId, afterSequence, limit);
-    const committed = await this.#db
-      .select(logValueColumns)
-      .from(sessionLog)
-      .where(and(eq(sessionLog.sessionId, sessionId), gt(sessionLog.sequence, afterSequence)))
-      .orderBy(asc(sessionLog.sequence))
-      // SQLite reads a negative LIMIT as none.
-      .limit(limit ?? -1)
-      .values();
-    return mergeBySequence(
-      committed.map((row) => logEntryOfValues(sessionId, row)),
-      queued,
-      limit,
-    );
+    // Committed ones from memory when every one asked for is there; SQLite reads a negative LIMIT as none.
+    const committed =
+      this.#recent.after(sessionId, afterSequence, limit) ?? (await this.#reader.range(sessionId, afterSequence, limit ?? -1)).map((row) => logEntryOfValues(sessionId, row));
+    return mergeBySequence(committed, queued, limit);
   }
 
   async lastFrameOfKind(sessionId: string, kind: string): Promise<LogEntry | undefined> {
@@ -271,6 +275,7 @@ export class LibsqlStore implements Store {
       conditions.push(sql`${sessionLog.sequence} < (${oldestKept})`);
     }
     const [result] = await this.#write([this.#db.delete(sessionLog).where(and(...conditions))]);
+    this.#recent.pruned(sessionId, now - keepSeconds * 1000, keepFrames);
     return result?.rowsAffected ?? 0;
   }
 
@@ -302,6 +307,7 @@ export class LibsqlStore implements Store {
         await this.#committer.close();
       } finally {
         this.#journal?.close();
+        this.#reader.close();
         this.#db.$client.close();
       }
     }
@@ -328,9 +334,10 @@ export class LibsqlStore implements Store {
     }
   }
 
-  #settled(entries: readonly LogEntry[]): void {
+  #settled(entries: readonly LogEntry[], committed: boolean): void {
     this.#journal?.settled(entries);
     this.#pending.remove(entries);
+    if (committed) this.#recent.committed(entries);
     if (this.#queueListeners.size === 0) return;
     let bytes = 0;
     for (const entry of entries) bytes += logEntryBytes(entry);

@@ -5,8 +5,8 @@ import { LossLedger } from './loss-ledger.ts';
 export interface WriteQueueOptions {
   /** Commits one batch of log entries in a single write transaction. */
   commitLog(batch: readonly LogEntry[]): Promise<void>;
-  /** Called with entries as they leave the queue: committed, given up on, or dropped for room. */
-  onSettled(entries: readonly LogEntry[]): void;
+  /** Called with entries as they leave the queue: committed (`committed` true), given up on, or dropped for room. */
+  onSettled(entries: readonly LogEntry[], committed: boolean): void;
   /** Called, from the writer loop, with runs of log frames that were given up on. */
   onLost(losses: LogLoss[]): void;
   flushIntervalMs: number;
@@ -139,7 +139,7 @@ export class WriteQueue {
     if (entries.length === 0) this.#ops.shift();
     for (const entry of batch) this.#queuedBytes -= bytesOf(entry);
     if (!committed) this.#giveUp(batch, 'commit_failed');
-    this.#opts.onSettled(batch);
+    this.#opts.onSettled(batch, committed);
   }
 
   #takeBatch(entries: LogEntry[]): LogEntry[] {
@@ -199,7 +199,7 @@ export class WriteQueue {
       sessions: sequenceRanges(dropped),
     });
     this.#giveUp(dropped, 'queue_full');
-    this.#opts.onSettled(dropped);
+    this.#opts.onSettled(dropped, false);
   }
 
   #giveUp(entries: readonly LogEntry[], reason: LogLoss['reason']): void {

@@ -1,11 +1,9 @@
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type Client } from '@libsql/client';
 import { drizzle } from 'drizzle-orm/libsql';
 import { migrate } from 'drizzle-orm/libsql/migrator';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { LogEntry, Logger, LogLevel, LogLoss, SessionRecord } from '../src/ports.ts';
 import { migrationsFolder } from '../storage/migrate.ts';
 import { StoreOpenError } from '../storage/open-error.ts';
@@ -14,33 +12,10 @@ import { mergeBySequence } from '../storage/pending-log.ts';
 import { OutputFrame, outputEntry } from '../src/protocol/output-frame.ts';
 import type { LibsqlStore } from '../storage/store.ts';
 import { freePort } from './helpers/processes.ts';
+import { tempDatabase } from './helpers/temp-database.ts';
 
-let dir: string;
-let url: string;
-const opened: Array<LibsqlStore | Client> = [];
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'pty-ws-storage-'));
-  url = `file:${join(dir, 'test.db')}`;
-});
-
-afterEach(async () => {
-  for (const handle of opened.splice(0)) await handle.close();
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function open(options: Partial<OpenStoreOptions> = {}): Promise<LibsqlStore> {
-  const store = await openStore({ url, ...options });
-  opened.push(store);
-  return store;
-}
-
-/** A second, raw connection to the same file: what the store committed, not what it remembers. */
-function rawClient(): Client {
-  const client = createClient({ url });
-  opened.push(client);
-  return client;
-}
+const db = tempDatabase('pty-ws-storage-');
+const { open, rawClient } = db;
 
 async function count(client: Client, sessionId: string): Promise<number> {
   const { rows } = await client.execute({ sql: 'select count(*) as n from session_log where session_id = ?', args: [sessionId] });
@@ -128,7 +103,7 @@ describe('migrations', () => {
     // The first version's migrations folder: its SQL file and a journal that ends with it, applied
     // by drizzle's migrator exactly as that version did at its start.
     const { entries, ...rest } = journal();
-    const firstVersion = join(dir, 'migrations-v1');
+    const firstVersion = join(db.dir, 'migrations-v1');
     mkdirSync(join(firstVersion, 'meta'), { recursive: true });
     copyFileSync(join(migrationsFolder(), `${entries[0]!.tag}.sql`), join(firstVersion, `${entries[0]!.tag}.sql`));
     writeFileSync(join(firstVersion, 'meta', '_journal.json'), JSON.stringify({ ...rest, entries: [entries[0]] }));
@@ -159,8 +134,7 @@ describe('migrations', () => {
     // Every later migration ran, once, and the result is the schema a new database gets.
     const { rows } = await old.execute('select count(*) as n from __drizzle_migrations');
     expect(Number(rows[0]?.n)).toBe(entries.length);
-    const fresh = createClient({ url: `file:${join(dir, 'fresh.db')}` });
-    opened.push(fresh);
+    const fresh = db.track(createClient({ url: `file:${join(db.dir, 'fresh.db')}` }));
     await migrate(drizzle(fresh), { migrationsFolder: migrationsFolder() });
     expect(await schemaOf(old)).toEqual(await schemaOf(fresh));
 
@@ -183,10 +157,10 @@ describe('opening', () => {
     const holder = rawClient();
     const tx = await holder.transaction('write');
     await tx.execute("update sessions set id = id where 0");
-    const err = await openStore({ url }).catch((e: unknown) => e);
+    const err = await openStore({ url: db.url }).catch((e: unknown) => e);
     tx.close();
     expect(err).toBeInstanceOf(StoreOpenError);
-    expect((err as Error).message).toContain(`cannot use the database ${url}: it is locked by another process`);
+    expect((err as Error).message).toContain(`cannot use the database ${db.url}: it is locked by another process`);
   });
 
   it('says a remote database cannot be reached, without printing a token from the URL', async () => {

@@ -25,6 +25,7 @@ import { supervisedPtyHostLink } from '../../pty-host/supervised.ts';
 import { nodePtyHostRuntime } from './pty-host-process.ts';
 import { nodeFileFacts } from './file-facts.ts';
 import { nodeLogCommitterFor } from './worker-log-committer.ts';
+import { fileLogReaderFor } from './file-log-reader.ts';
 import type { LogCommitter, LogDatabase } from '../../../storage/log-committer.ts';
 import { checkWalFile } from '../../../storage/wal-check.ts';
 import { WorkerScreens } from './worker-screens.ts';
@@ -77,6 +78,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     trace: hopTrace,
     fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
     logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
+    logReaderFor: fileLogReaderFor,
     connectPtyHost: () =>
       supervisedPtyHostLink({ runtime: nodePtyHostRuntime, socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel, hostFlags: confinementFlags(config, (p) => resolve(p)) }, opts.decoratePtyHost),
     startScreens: () => {

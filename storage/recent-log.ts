@@ -1,0 +1,136 @@
+import type { LogEntry } from '../src/ports.ts';
+import { logEntryBytes, OutputFrame, outputEntry } from '../src/protocol/output-frame.ts';
+
+/** What an entry costs beyond its bytes (its objects), counted against the budgets. */
+const ENTRY_OVERHEAD = 128;
+
+export interface RecentLogLimits {
+  /** Most bytes kept per session: its newest committed frames that fit. */
+  perSession: number;
+  /** Most bytes kept in all; the sessions that committed least recently give theirs up first. */
+  total: number;
+}
+
+interface Kept {
+  entries: LogEntry[];
+  /** Index of the oldest kept entry in `entries` (the ones before it were let go). */
+  start: number;
+  bytes: number;
+  /** Every committed frame of the session numbered above this is kept. */
+  coveredAfter: number;
+}
+
+/**
+ * The newest committed frames of each session, kept after their commit so that a reconnect's
+ * replay reads memory instead of the database (docs/performance.md, "Replay of 1000 frames to
+ * its Keyframe"). What is kept is exact: a range is served only if every committed frame in it is
+ * here, else the caller reads the database. It relies on a session's frames being committed in
+ * sequence order (the write queue commits its head first); one that is not lets go of the session's.
+ */
+export class RecentLog {
+  readonly #limits: RecentLogLimits;
+  /** In order of last commit: the first is the first to give up its frames. */
+  readonly #bySession = new Map<string, Kept>();
+  #bytes = 0;
+
+  constructor(limits: RecentLogLimits) {
+    this.#limits = limits;
+  }
+
+  /** Entries just committed, in commit order. */
+  committed(entries: readonly LogEntry[]): void {
+    for (const entry of entries) this.#add(entry);
+    for (const [sessionId, kept] of this.#bySession) {
+      if (this.#bytes <= this.#limits.total) break;
+      this.#bytes -= kept.bytes;
+      this.#bySession.delete(sessionId);
+    }
+  }
+
+  /** The session's committed entries after `after` (at most `limit`), or undefined when some of them are not kept. */
+  after(sessionId: string, after: number, limit = Infinity): LogEntry[] | undefined {
+    const kept = this.#bySession.get(sessionId);
+    if (kept === undefined || after < kept.coveredAfter) return undefined;
+    const { entries } = kept;
+    let i = entries.length;
+    // A reconnect asks for the newest frames: search from the end.
+    while (i > kept.start && entries[i - 1]!.sequence > after) i--;
+    return entries.slice(i, Math.min(entries.length, i + limit)).map(handedOut);
+  }
+
+  /**
+   * Retention deleted the session's frames that are both older than `createdBefore` and numbered
+   * below the newest `keepFrames` (docs/protocol.md §6.5): the kept ones go too, and with them any
+   * older one, so what stays is still every frame after a number.
+   */
+  pruned(sessionId: string, createdBefore: number, keepFrames: number): void {
+    const kept = this.#bySession.get(sessionId);
+    if (kept === undefined) return;
+    const { entries } = kept;
+    const byCount = keepFrames > 0 ? entries.length - keepFrames : entries.length;
+    let last = -1;
+    for (let i = kept.start; i < Math.min(byCount, entries.length); i++) if (entries[i]!.createdAt < createdBefore) last = i;
+    if (last >= 0) this.#letGo(kept, last + 1);
+  }
+
+  #add(entry: LogEntry): void {
+    let kept = this.#bySession.get(entry.sessionId);
+    if (kept !== undefined && entry.sequence <= (kept.entries.at(-1)?.sequence ?? kept.coveredAfter)) {
+      // Out of order: the run would have a hole. Keep nothing, yet still cover after the newest.
+      if (kept.start < kept.entries.length) this.#letGo(kept, kept.entries.length);
+      return;
+    }
+    if (kept === undefined) kept = { entries: [], start: 0, bytes: 0, coveredAfter: entry.sequence - 1 };
+    // Re-inserted: the map's order is the order of last commit.
+    else this.#bySession.delete(entry.sessionId);
+    this.#bySession.set(entry.sessionId, kept);
+    const own = keptForm(entry);
+    const cost = logEntryBytes(own) + ENTRY_OVERHEAD;
+    kept.entries.push(own);
+    kept.bytes += cost;
+    this.#bytes += cost;
+    let drop = kept.start;
+    let bytes = kept.bytes;
+    while (bytes > this.#limits.perSession && drop < kept.entries.length) bytes -= costOf(kept.entries[drop++]!);
+    if (drop > kept.start) this.#letGo(kept, drop);
+  }
+
+  /** Lets go of the kept entries before index `end`. */
+  #letGo(kept: Kept, end: number): void {
+    for (let i = kept.start; i < end; i++) {
+      const cost = costOf(kept.entries[i]!);
+      kept.bytes -= cost;
+      this.#bytes -= cost;
+    }
+    kept.coveredAfter = kept.entries[end - 1]!.sequence;
+    kept.start = end;
+    // Compacted once half is let go: each entry is moved at most a few times.
+    if (kept.start * 2 >= kept.entries.length) {
+      kept.entries = kept.entries.slice(kept.start);
+      kept.start = 0;
+    }
+  }
+}
+
+function costOf(entry: LogEntry): number {
+  return logEntryBytes(entry) + ENTRY_OVERHEAD;
+}
+
+/**
+ * An entry as kept: an Output frame without the JSON or PW1O text its live use may have built (a
+ * replay builds it again, on a copy: handedOut), and with bytes of its own. Output bytes arrive as
+ * views into the PTY host socket's reads, which also carry other sessions' output: a small frame
+ * kept for long would keep its whole read alive, so such a view is copied.
+ */
+function keptForm(entry: LogEntry): LogEntry {
+  const out = entry.output;
+  if (!out) return entry;
+  const data = out.data.buffer.byteLength <= 2 * out.data.byteLength + 4096 ? out.data : out.data.slice();
+  return outputEntry(entry.sessionId, new OutputFrame(out.id, entry.sequence, entry.createdAt, data));
+}
+
+/** A kept entry as a reader gets it: an Output frame is a new one, so what it builds is the reader's to keep or drop. */
+function handedOut(entry: LogEntry): LogEntry {
+  const out = entry.output;
+  return out ? outputEntry(entry.sessionId, new OutputFrame(out.id, entry.sequence, entry.createdAt, out.data)) : entry;
+}
