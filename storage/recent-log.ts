@@ -1,5 +1,5 @@
 import type { LogEntry } from '../src/ports.ts';
-import { logEntryBytes, OutputFrame, outputEntry } from '../src/protocol/output-frame.ts';
+import { OutputFrame, outputEntry } from '../src/protocol/output-frame.ts';
 
 /** What an entry costs beyond its bytes (its objects), counted against the budgets. */
 const ENTRY_OVERHEAD = 128;
@@ -55,7 +55,7 @@ export class RecentLog {
     let i = entries.length;
     // A reconnect asks for the newest frames: search from the end.
     while (i > kept.start && entries[i - 1]!.sequence > after) i--;
-    return entries.slice(i, Math.min(entries.length, i + limit)).map(handedOut);
+    return entries.slice(i, Math.min(entries.length, i + limit)).map(fresh);
   }
 
   /**
@@ -84,8 +84,8 @@ export class RecentLog {
     // Re-inserted: the map's order is the order of last commit.
     else this.#bySession.delete(entry.sessionId);
     this.#bySession.set(entry.sessionId, kept);
-    const own = keptForm(entry);
-    const cost = logEntryBytes(own) + ENTRY_OVERHEAD;
+    const own = fresh(entry);
+    const cost = costOf(own);
     kept.entries.push(own);
     kept.bytes += cost;
     this.#bytes += cost;
@@ -112,25 +112,22 @@ export class RecentLog {
   }
 }
 
+/**
+ * What keeping an entry costs. Output bytes arrive as views into the PTY host socket's reads, which
+ * may also carry other sessions' output: a kept view keeps its whole read alive, so it is charged
+ * the whole read (a flood's slices of one read are each charged all of it: its kept frames are
+ * fewer, never its memory more). Copying such views instead cost the output path a copy of every
+ * byte.
+ */
 function costOf(entry: LogEntry): number {
-  return logEntryBytes(entry) + ENTRY_OVERHEAD;
+  return (entry.output ? entry.output.data.buffer.byteLength : entry.frame.length) + ENTRY_OVERHEAD;
 }
 
 /**
- * An entry as kept: an Output frame without the JSON or PW1O text its live use may have built (a
- * replay builds it again, on a copy: handedOut), and with bytes of its own. Output bytes arrive as
- * views into the PTY host socket's reads, which also carry other sessions' output: a small frame
- * kept for long would keep its whole read alive, so such a view is copied.
+ * An entry as kept, and as each reader gets it: an Output frame is a new one, without the JSON or
+ * PW1O text its live use (or another reader) built, so what a replay builds is not kept.
  */
-function keptForm(entry: LogEntry): LogEntry {
-  const out = entry.output;
-  if (!out) return entry;
-  const data = out.data.buffer.byteLength <= 2 * out.data.byteLength + 4096 ? out.data : out.data.slice();
-  return outputEntry(entry.sessionId, new OutputFrame(out.id, entry.sequence, entry.createdAt, data));
-}
-
-/** A kept entry as a reader gets it: an Output frame is a new one, so what it builds is the reader's to keep or drop. */
-function handedOut(entry: LogEntry): LogEntry {
+function fresh(entry: LogEntry): LogEntry {
   const out = entry.output;
   return out ? outputEntry(entry.sessionId, new OutputFrame(out.id, entry.sequence, entry.createdAt, out.data)) : entry;
 }

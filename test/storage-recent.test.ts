@@ -93,17 +93,17 @@ describe('RecentLog', () => {
     expect(seqs(recent.after('s', 4))).toEqual([5]);
   });
 
-  it('copies bytes that are a small view of a larger read, and hands out frames of their own', () => {
-    const recent = new RecentLog({ perSession: 100 * COST, total: 100 * COST });
+  it('charges a view the whole read it keeps alive, and hands out frames of their own', () => {
     const read = new Uint8Array(64 * 1024).fill(7);
-    recent.committed([outputEntry('s', new OutputFrame('f-1', 1, 1, read.subarray(10, 20))), output('s', 2, 1000)]);
-    const [small, whole] = recent.after('s', 0)!;
-    expect(small!.output!.data.buffer.byteLength).toBe(10);
-    expect(Array.from(small!.output!.data)).toEqual(new Array(10).fill(7));
-    expect(whole!.output!.data.byteLength).toBe(1000);
+    const recent = new RecentLog({ perSession: 2 * (64 * 1024 + 128), total: 1024 * 1024 });
+    recent.committed([1, 2, 3].map((n) => outputEntry('s', new OutputFrame(`f-${n}`, n, 1, read.subarray(n * 10, n * 10 + 10)))));
+    // Three views of one 64 KiB read: only two fit, though their own bytes are 30.
+    expect(recent.after('s', 0)).toBeUndefined();
+    const [two, three] = recent.after('s', 1)!;
+    expect(Array.from(three!.output!.data)).toEqual(new Array(10).fill(7));
     // What a reader builds from a frame (its JSON) stays with that reader's copy.
-    expect(recent.after('s', 0)![0]!.output).not.toBe(small!.output);
-    expect(small!.frame).toContain('"sequence":1');
+    expect(recent.after('s', 1)![0]!.output).not.toBe(two!.output);
+    expect(two!.frame).toContain('"sequence":2');
   });
 });
 
