@@ -6,7 +6,7 @@ import { migrateDatabase } from './migrate.ts';
 import { DamagedDatabaseError, describeOpenFailure, printableUrl, StoreOpenError } from './open-error.ts';
 import { LibsqlStore, type LibsqlStoreOptions } from './store.ts';
 
-export interface OpenStoreOptions extends Omit<LibsqlStoreOptions, 'logCommitter'> {
+export interface OpenStoreOptions extends Omit<LibsqlStoreOptions, 'logCommitter' | 'logReader'> {
   /**
    * libSQL URL: `file:`, `libsql://`, `http(s)://`, `ws(s)://`. For `file:` the parent
    * directory must already exist: storage/ cannot touch the filesystem itself (portable
