@@ -73,8 +73,10 @@ describe('retention (the larger of replay_buffer_frames and replay_buffer_retent
 
   it('keeps every recent frame by age when they outnumber the count, and drops the older ones', { timeout: 30_000 }, async () => {
     // 40 lines, a pause longer than the 2 s retention age, then 40 more (with their Keyframes
-    // about 60 frames, all within 2 s): every frame of the last burst stays, none before it.
-    const { rows, live, last } = await runToEnd('for i in $(seq 1 40); do echo early-$i; sleep 0.01; done; sleep 3; for i in $(seq 1 40); do echo late-$i; sleep 0.01; done', {
+    // about 60 frames, all within 2 s): every frame of the last burst stays, none before it. The
+    // pause is 5 s: frames are stamped when the router logs them, and a router that a loaded
+    // machine stalls for a second stamps the early ones late (a 3 s pause once measured under 2 s).
+    const { rows, live, last } = await runToEnd('for i in $(seq 1 40); do echo early-$i; sleep 0.01; done; sleep 5; for i in $(seq 1 40); do echo late-$i; sleep 0.01; done', {
       frames: 10,
       seconds: 2,
       keyframeEvery: 2,
