@@ -19,7 +19,7 @@ export const logValueColumns = {
   frameId: sessionLog.frameId,
 };
 
-/** A row of `logValueColumns` as the driver hands it out (drizzle's `.values()`). */
+/** A row of `logValueColumns`, by position, as a driver hands it out (storage/log-reader.ts, drizzle's `.values()`). */
 export function logEntryOfValues(sessionId: string, row: ArrayLike<unknown>): LogEntry {
   const sequence = row[0] as number;
   const kind = row[1] as string;

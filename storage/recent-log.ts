@@ -55,7 +55,7 @@ export class RecentLog {
     let i = entries.length;
     // A reconnect asks for the newest frames: search from the end.
     while (i > kept.start && entries[i - 1]!.sequence > after) i--;
-    return entries.slice(i, Math.min(entries.length, i + limit)).map(fresh);
+    return entries.slice(i, i + limit).map(fresh);
   }
 
   /**
@@ -69,7 +69,7 @@ export class RecentLog {
     const { entries } = kept;
     const byCount = keepFrames > 0 ? entries.length - keepFrames : entries.length;
     let last = -1;
-    for (let i = kept.start; i < Math.min(byCount, entries.length); i++) if (entries[i]!.createdAt < createdBefore) last = i;
+    for (let i = kept.start; i < byCount; i++) if (entries[i]!.createdAt < createdBefore) last = i;
     if (last >= 0) this.#letGo(kept, last + 1);
   }
 
