@@ -141,6 +141,8 @@ describe('web terminal comfort', { timeout: 120_000 }, () => {
     await page.locator('#search').fill('LINE-42');
     await page.locator('#search').press('Enter');
     await waitForText(page, '#search-result', /^line \d+ of \d+$/);
+    // xterm.js draws the scrolled rows on its next animation frame, which a loaded machine delays.
+    await waitForText(page, '#terminal .xterm-rows', /line-42(?!\d)/);
     expect(await page.locator('#terminal .xterm-rows').innerText()).toMatch(/^line-42$/m);
     await page.locator('#search').press('Enter');
     await waitForText(page, '#search-result', /^no more matches$/);
