@@ -132,6 +132,18 @@ describe('plain text held back by the screen model', () => {
     expect(plainPrefix(encoder.encode(`ab${E}[m`))).toBe(2);
     expect(plainPrefix(encoder.encode('aé'))).toBe(1);
     expect(plainPrefix(encoder.encode('a\bb'))).toBe(1);
+    // Every byte value at every place, in buffers the word-at-a-time scan reads aligned and not.
+    const plain = (b: number) => (b >= 0x20 ? b <= 0x7e : b === 0x0d || b === 0x0a || b === 0x09);
+    const backing = new Uint8Array(16);
+    for (const offset of [0, 1, 2, 3, 4]) {
+      for (let at = 0; at < 11; at++) {
+        for (let b = 0; b < 256; b++) {
+          backing.fill(0x41);
+          backing[offset + at] = b;
+          expect(plainPrefix(backing.subarray(offset, offset + 11))).toBe(plain(b) ? 11 : at);
+        }
+      }
+    }
   });
 
   const START: RunStart = { cols: 40, rows: 2, x: 0, wraparound: true, lineFeedReturns: false, ascii: true };

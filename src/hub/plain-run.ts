@@ -14,13 +14,32 @@ const CR = 0x0d;
 /** A column the scan cannot know (after a TAB, or where another character set replaces ASCII). */
 const UNKNOWN = -1;
 
+/** An indexOf result as a position: `end` when not found. */
+function found(at: number, end: number): number {
+  return at < 0 ? end : at;
+}
+
+function isPlain(b: number): boolean {
+  return b >= 0x20 ? b <= 0x7e : b === CR || b === LF || b === HT;
+}
+
 /** How many bytes at the start of `bytes` are plain. */
 export function plainPrefix(bytes: Uint8Array): number {
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
-    if (b >= 0x20 ? b > 0x7e : b !== CR && b !== LF && b !== HT) return i;
+  const n = bytes.length;
+  let i = 0;
+  if ((bytes.byteOffset & 3) === 0) {
+    // Four bytes at a time: only a word with a byte below 0x20 or above 0x7e is looked into.
+    const words = new Uint32Array(bytes.buffer, bytes.byteOffset, n >>> 2);
+    for (let k = 0; k < words.length; k++) {
+      const w = words[k]!;
+      if (((w - 0x20202020) & ~w & 0x80808080) | ((w + 0x01010101) | w) & 0x80808080) {
+        for (let j = 4 * k; j < 4 * k + 4; j++) if (!isPlain(bytes[j]!)) return j;
+      }
+    }
+    i = 4 * words.length;
   }
-  return bytes.length;
+  for (; i < n; i++) if (!isPlain(bytes[i]!)) return i;
+  return n;
 }
 
 /** The emulator's state where a run starts: what decides how its bytes move the cursor. */
@@ -136,33 +155,56 @@ export class PlainRun {
     this.cutHead = k + 1;
   }
 
-  /** Follows the cursor's column and the line advances over the bytes not scanned yet (as xterm's print, LF, CR and HT move it). */
+  /**
+   * Follows the cursor's column and the line advances over the bytes not scanned yet, as xterm's
+   * print, LF, CR and HT move it: a span of printable characters at a time (its wraps by
+   * arithmetic), the control bytes found with indexOf.
+   */
   private scan(): void {
     const { cols, wraparound, lineFeedReturns, ascii } = this.start!;
     const buf = this.buf;
     if (!buf) return;
+    const end = this.length;
     let x = this.x;
-    for (let i = this.scanned - this.base; i < this.length; i++) {
-      const b = buf[i]!;
+    let i = this.scanned - this.base;
+    // The next CR, LF and HT at or after i (end when none).
+    const held = buf.subarray(0, end);
+    let cr = -1;
+    let lf = -1;
+    let ht = -1;
+    while (i < end) {
+      if (cr < i) cr = found(held.indexOf(CR, i), end);
+      if (lf < i) lf = found(held.indexOf(LF, i), end);
+      if (ht < i) ht = found(held.indexOf(HT, i), end);
+      const next = Math.min(cr, lf, ht);
+      const n = next - i;
+      if (n > 0 && x !== UNKNOWN) {
+        if (!ascii) x = UNKNOWN;
+        else if (x + n <= cols) x += n;
+        else if (!wraparound) x = cols;
+        else {
+          // A character printed with the cursor past the last column wraps first, then stands in column 0.
+          const first = x < cols ? cols - x : 0;
+          for (let k = i + first; k < next; k += cols) {
+            this.advances++;
+            this.cut(this.base + k + 1, 1);
+          }
+          x = ((n - first - 1) % cols) + 1;
+        }
+      }
+      if (next === end) break;
+      const b = buf[next];
       if (b === CR) x = 0;
       else if (b === LF) {
         this.advances++;
         if (lineFeedReturns) x = 0;
         else if (x >= cols) x = cols - 1;
-        if (x !== UNKNOWN) this.cut(this.base + i + 1, x);
-      } else if (x === UNKNOWN) continue;
-      else if (b === HT) {
-        if (x < cols) x = UNKNOWN;
-      } else if (!ascii) x = UNKNOWN;
-      else if (x < cols) x++;
-      else if (wraparound) {
-        this.advances++;
-        x = 1;
-        this.cut(this.base + i + 1, x);
-      }
+        if (x !== UNKNOWN) this.cut(this.base + next + 1, x);
+      } else if (x !== UNKNOWN && x < cols) x = UNKNOWN;
+      i = next + 1;
     }
     this.x = x;
-    this.scanned = this.base + this.length;
+    this.scanned = this.base + end;
   }
 
   private cut(at: number, x: number): void {
