@@ -145,6 +145,9 @@ export class ScreenModel implements Screen {
   }
 
   dispose(): void {
+    // A run held back is dropped: no decision is taken for it on a terminal about to go.
+    this.plain.take();
+    this.run = 'none';
     // Pending writes and snapshots finish first: dispose only after them.
     if (this.queued > 0) this.enqueue(new Uint8Array(0), () => this.term.dispose());
     else this.term.dispose();
