@@ -191,6 +191,14 @@ describe('plain text held back by the screen model', () => {
     expect(run.dropped).toBeGreaterThan(long.length);
   });
 
+  it('keeps about a screen of text once it holds more than 16 KiB, without waiting for its cap', () => {
+    const run = new PlainRun();
+    run.open(START);
+    run.append(encoder.encode('a line of text\r\n'.repeat(3000)), 1 << 20);
+    // 2 × 2 rows of 16 bytes, and the CR before them: what a quiet session keeps until its next snapshot.
+    expect(run.size).toBeLessThan(100);
+  });
+
   it('holds at most its cap, handing the held bytes on when none can be dropped', () => {
     const run = new PlainRun();
     const parsed: number[] = [];

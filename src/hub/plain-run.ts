@@ -58,6 +58,8 @@ export interface RunStart {
 
 /** Bytes between two places a run may be cut at, at least. */
 const CUT_SPACING = 32;
+/** A run holding more than this drops what it can at once (a screen of 80 × 24 keeps ~4 KiB). */
+const QUIET_BYTES = 16 * 1024;
 /** A held buffer of this size or less is kept for the next run; a larger one goes with its run. */
 const KEEP_BUFFER = 4096;
 
@@ -118,6 +120,9 @@ export class PlainRun {
       from += n;
       if (this.start) this.scan();
     }
+    // Dropped as soon as it can be: a run a quiet session keeps holds about a screen of text and
+    // the frame after it, not the cap.
+    if (this.length > QUIET_BYTES) this.trim();
   }
 
   /** The held bytes to parse, after dropping what an open run can (a copy); the run is empty after. */
