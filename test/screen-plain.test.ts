@@ -260,6 +260,21 @@ describe('plain text held back by the screen model', () => {
     await compare(cols, rows, run);
   });
 
+  it('starts each run from its own state: a run held while xterm was busy is scanned from where it opens', async () => {
+    const run: Step[] = [
+      { chunk: encoder.encode('x') },
+      { pause: true },
+      // The run with "x" ends; the next one starts while xterm still has this frame.
+      { chunk: encoder.encode(`${E}[1m`) },
+      { chunk: encoder.encode('yyyyy') },
+      { pause: true },
+      // One endless line: where it wraps depends on the column "yyyyy" left the cursor in.
+      { chunk: encoder.encode('z'.repeat(20 * 12)) },
+      { snapshot: 'full' },
+    ];
+    await compare(20, 3, run);
+  });
+
   it('matches a model that parses every byte on 60 random streams, chunkings, resizes and snapshots', async () => {
     let dropped = 0;
     let snapshots = 0;

@@ -101,6 +101,19 @@ export class PlainRun {
   }
 
   /**
+   * The run is over: what it still holds is dropped, and the next one knows nothing of this one's
+   * start until it is opened (its bytes are scanned from there).
+   */
+  end(): void {
+    this.base += this.length;
+    this.scanned = this.base;
+    this.length = 0;
+    this.lead = null;
+    this.start = null;
+    this.cutHead = this.cutCount = 0;
+  }
+
+  /**
    * Appends plain bytes. When `cap` bytes are held and none can be dropped (too few line advances
    * after them, or the run is not open), the held bytes go to `overflow` first, so a run never
    * holds more (without `overflow` the caller keeps within the cap itself).

@@ -72,12 +72,9 @@ export class ScreenModel implements Screen {
       this.onParsed?.(data.byteLength);
       return;
     }
-    if (this.queued === 0) {
-      // An open run holds whole frames: parsed, the terminal is at the frame before this one.
-      this.flushPlain();
-      this.parsedAnchor = previous;
-    } else this.enqueueRun();
-    this.run = 'none';
+    // An open run holds whole frames: parsed, the terminal is at the frame before this one.
+    if (this.queued === 0) this.parsedAnchor = previous;
+    this.endRun();
     this.enqueue(data, () => {
       this.parsedAnchor = sequence;
       this.onParsed?.(data.byteLength);
@@ -107,16 +104,10 @@ export class ScreenModel implements Screen {
       this.tail.resized();
       this.parsedAnchor = sequence;
     };
-    if (this.queued > 0) {
-      // In the write queue, so bytes printed before the resize are parsed at the old size.
-      this.enqueueRun();
-      this.run = 'none';
-      this.enqueue(new Uint8Array(0), apply);
-      return;
-    }
-    this.flushPlain();
-    this.run = 'none';
-    apply();
+    this.endRun();
+    // In the write queue, so bytes printed before the resize are parsed at the old size.
+    if (this.queued > 0) this.enqueue(new Uint8Array(0), apply);
+    else apply();
   }
 
   /**
@@ -126,8 +117,7 @@ export class ScreenModel implements Screen {
   snapshot(): Promise<ScreenSnapshot> {
     const anchor = this.anchor;
     if (this.queued === 0) return Promise.resolve(this.cutAll());
-    this.enqueueRun();
-    this.run = 'none';
+    this.endRun();
     return new Promise((resolve) => this.enqueue(new Uint8Array(0), () => resolve(this.cut(anchor))));
   }
 
@@ -146,7 +136,7 @@ export class ScreenModel implements Screen {
 
   dispose(): void {
     // A run held back is dropped: no decision is taken for it on a terminal about to go.
-    this.plain.take();
+    this.plain.end();
     this.run = 'none';
     // Pending writes and snapshots finish first: dispose only after them.
     if (this.queued > 0) this.enqueue(new Uint8Array(0), () => this.term.dispose());
@@ -171,6 +161,17 @@ export class ScreenModel implements Screen {
   /** Parses an open run now: only with xterm's queue empty, and never from inside its callbacks. */
   private flushPlain(): void {
     if (!this.plain.empty) this.xterm.writeNow(this.plain.take());
+  }
+
+  /**
+   * The run ends: an open one is parsed now (xterm's queue is empty), an undecided one goes to the
+   * queue after what is there (safe inside xterm's callbacks).
+   */
+  private endRun(): void {
+    if (this.run === 'open') this.flushPlain();
+    else this.enqueueRun();
+    this.plain.end();
+    this.run = 'none';
   }
 
   /** An undecided run goes to xterm's queue after what is there. */
@@ -199,12 +200,8 @@ export class ScreenModel implements Screen {
    * else it is parsed after all (queued: this is one of xterm's callbacks).
    */
   private decide(): void {
-    if (this.openRun()) {
-      this.run = 'open';
-      return;
-    }
-    this.enqueueRun();
-    this.run = 'none';
+    if (this.openRun()) this.run = 'open';
+    else this.endRun();
   }
 
   /** Whether a run may start here; if so, the run (empty, or undecided until now) opens at this state. */
