@@ -21,4 +21,56 @@ describe('WorkerScreens', () => {
     expect(snap.anchor).toBe(2);
     expect(snap.snapshot).toContain('first-framesecond-frame');
   });
+
+  // Small writes are held for a moment and sent together (worker-screens.ts): nothing about a
+  // screen may overtake them, and they must not wait for a snapshot to be sent.
+  describe('small writes held back', () => {
+    it('a snapshot includes every write before it, anchored at the last', async () => {
+      const screen = screens.create(40, 5);
+      for (let i = 1; i <= 5; i++) screen.write(new TextEncoder().encode(`k${i} `), i);
+      const snap = await screen.snapshot();
+      expect(snap.anchor).toBe(5);
+      expect(snap.snapshot).toContain('k1 k2 k3 k4 k5');
+    });
+
+    it('a resize comes after the writes before it', async () => {
+      const screen = screens.create(40, 5);
+      screen.write(new TextEncoder().encode('before'), 1);
+      screen.resize(30, 5, 2);
+      // Past the hold: a write sent late would now land after the resize.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const snap = await screen.snapshot();
+      expect(snap.anchor).toBe(2);
+      expect(snap.cols).toBe(30);
+      expect(snap.snapshot).toContain('before');
+    });
+
+    it('a large write goes after the small ones held before it', async () => {
+      const screen = screens.create(40, 200);
+      screen.write(new TextEncoder().encode('small|'), 1);
+      screen.write(new TextEncoder().encode('L'.repeat(5000)), 2);
+      const snap = await screen.snapshot();
+      expect(snap.anchor).toBe(2);
+      expect(snap.snapshot).toMatch(/small\|L{34}/);
+    });
+
+    it('goes to the worker by itself, without a snapshot asking', async () => {
+      let parsed = 0;
+      const screen = screens.create(40, 5, (bytes) => (parsed += bytes));
+      screen.write(new TextEncoder().encode('typed'), 1);
+      expect(screen.backlog()).toBe(5);
+      await expect.poll(() => parsed, { timeout: 2000 }).toBe(5);
+      expect(screen.backlog()).toBe(0);
+    });
+
+    it('counts as parsed once the worker is gone', async () => {
+      const own = new WorkerScreens(quiet);
+      let parsed = 0;
+      const screen = own.create(40, 5, (bytes) => (parsed += bytes));
+      screen.write(new TextEncoder().encode('held'), 1);
+      await own.close();
+      await expect.poll(() => parsed, { timeout: 2000 }).toBe(4);
+      await expect(screen.snapshot()).rejects.toThrow(/screen worker/);
+    });
+  });
 });

@@ -1,9 +1,22 @@
 // Terminal emulators in one worker thread: the router's main thread only copies bytes to it.
 // @xterm/headless parses at roughly half the rate a PTY can print, so on the main thread it would
 // cap the output path; here it lags and catches up, and a snapshot waits for it.
+//
+// Small writes (a keystroke's echo, a prompt) are held for up to HOLD_MS and go to the worker
+// together: each message wakes the worker and its `parsed` answer wakes the main thread again,
+// and under fast typing those wake-ups ran beside the next keystroke's echo on a 2-core machine
+// (docs/performance.md, "Background work off the echo path"). A write of a frame's size goes at
+// once (a flood is not delayed), and a resize, snapshot or dispose sends what is held first, so
+// the worker sees every screen's writes in order and a snapshot is never short of one.
 import { Worker } from 'node:worker_threads';
+import { concatBytes } from '../../bytes.ts';
 import type { Logger, Screen, ScreenSnapshot } from '../../ports.ts';
 import { workerEntry } from './package-files.ts';
+
+/** Writes below this size are held; at it the held bytes go (with the write). */
+const HOLD_BELOW_BYTES = 4096;
+/** The longest a held write waits. */
+const HOLD_MS = 20;
 
 export type ToWorker =
   | { t: 'create'; id: number; cols: number; rows: number }
@@ -19,13 +32,24 @@ interface Waiter {
   reject(e: Error): void;
 }
 
+/** One screen's bytes sent or held and not parsed yet, who hears of progress, and what is held. */
+interface Backlog {
+  pending: number;
+  onParsed: ((bytes: number) => void) | undefined;
+  held: Uint8Array<ArrayBuffer>[];
+  heldBytes: number;
+  heldSeq: number;
+}
+
 export class WorkerScreens {
   private readonly worker: Worker;
   private nextId = 1;
   private nextReq = 1;
   private readonly waiters = new Map<number, Waiter>();
-  /** Per screen: bytes sent to the worker and not parsed yet, and who hears of progress. */
-  private readonly backlog = new Map<number, { pending: number; onParsed: ((bytes: number) => void) | undefined }>();
+  private readonly backlog = new Map<number, Backlog>();
+  /** The screens holding small writes, and the timer that sends them. */
+  private readonly holding = new Set<number>();
+  private holdTimer: ReturnType<typeof setTimeout> | undefined;
 
   /** Why the worker is gone (it failed or stopped), once it is: no screen can be snapshotted then. */
   private gone: string | null = null;
@@ -52,30 +76,36 @@ export class WorkerScreens {
     const error = new Error(reason);
     for (const w of this.waiters.values()) w.reject(error);
     this.waiters.clear();
+    this.holding.clear();
+    clearTimeout(this.holdTimer);
     for (const backlog of this.backlog.values()) {
       const pending = backlog.pending;
       backlog.pending = 0;
+      backlog.held = [];
+      backlog.heldBytes = 0;
       if (pending > 0) backlog.onParsed?.(pending);
     }
   }
 
   create(cols: number, rows: number, onParsed?: (bytes: number) => void): Screen {
     const id = this.nextId++;
-    const backlog = { pending: 0, onParsed };
+    const backlog: Backlog = { pending: 0, onParsed, held: [], heldBytes: 0, heldSeq: 0 };
     this.backlog.set(id, backlog);
     this.post({ t: 'create', id, cols, rows });
     return {
       write: (data, seq) => {
-        // A copy of exactly these bytes, transferred: cloning a view would copy its whole buffer.
-        // Not data.slice(): on a Node Buffer that is a view, and transferring its (pooled) buffer
-        // would detach bytes other messages still point into.
         if (this.gone !== null) {
           backlog.onParsed?.(data.byteLength);
           return;
         }
-        const copy = new Uint8Array(data);
-        backlog.pending += copy.byteLength;
-        this.worker.postMessage({ t: 'write', id, data: copy, seq } satisfies ToWorker, [copy.buffer]);
+        backlog.pending += data.byteLength;
+        if (backlog.heldBytes === 0 && data.byteLength >= HOLD_BELOW_BYTES) return this.send(id, new Uint8Array(data), seq);
+        // Copies: the caller's bytes may be a view into a larger buffer (a socket read).
+        backlog.held.push(new Uint8Array(data));
+        backlog.heldBytes += data.byteLength;
+        backlog.heldSeq = seq;
+        if (backlog.heldBytes >= HOLD_BELOW_BYTES) this.release(id);
+        else this.hold(id);
       },
       resize: (cols, rows, seq) => this.post({ t: 'resize', id, cols, rows, seq }),
       snapshot: () => this.snapshot(id, false),
@@ -83,9 +113,38 @@ export class WorkerScreens {
       backlog: () => backlog.pending,
       dispose: () => {
         this.backlog.delete(id);
+        this.holding.delete(id);
         this.post({ t: 'dispose', id });
       },
     };
+  }
+
+  /**
+   * Transfers `data` (a copy of exactly these bytes, made by the caller): cloning a view would
+   * copy its whole buffer, and transferring the buffer of a Node Buffer (data.slice() is a view
+   * too, often of the shared pool) would detach bytes other messages still point into.
+   */
+  private send(id: number, data: Uint8Array<ArrayBuffer>, seq: number): void {
+    this.worker.postMessage({ t: 'write', id, data, seq } satisfies ToWorker, [data.buffer]);
+  }
+
+  private hold(id: number): void {
+    this.holding.add(id);
+    this.holdTimer ??= setTimeout(() => {
+      this.holdTimer = undefined;
+      for (const held of [...this.holding]) this.release(held);
+    }, HOLD_MS).unref();
+  }
+
+  /** Sends what screen `id` holds, as one write anchored at the last of them. */
+  private release(id: number): void {
+    this.holding.delete(id);
+    const backlog = this.backlog.get(id);
+    if (!backlog || backlog.heldBytes === 0 || this.gone !== null) return;
+    const { held, heldSeq } = backlog;
+    backlog.held = [];
+    backlog.heldBytes = 0;
+    this.send(id, concatBytes(held), heldSeq);
   }
 
   private snapshot(id: number, now: boolean): Promise<ScreenSnapshot> {
@@ -98,10 +157,13 @@ export class WorkerScreens {
   }
 
   async close(): Promise<void> {
+    clearTimeout(this.holdTimer);
     await this.worker.terminate();
   }
 
+  /** A message about screen `id`, after the writes it holds. */
   private post(m: ToWorker): void {
+    if (m.t !== 'create') this.release(m.id);
     this.worker.postMessage(m);
   }
 
