@@ -11,6 +11,7 @@ export const COUNTERS = {
   lagged_clients_total: { help: 'Times a client fell behind and had Output dropped (PTY_OUTPUT_LAGGED)', labels: [] },
   flow_pauses_total: { help: 'Times flow control paused PTY output, by what fell behind: screen, log or clients (one session), all_screens or all_log (every session)', labels: ['cause'] },
   keyframes_total: { help: 'Keyframes produced, by occasion', labels: ['occasion'] },
+  screen_failures_total: { help: "Times a session's screen model threw (it is rebuilt from the log, up to 3 times a session)", labels: [] },
   upgrade_rejections_total: { help: 'Attach upgrades refused before the upgrade, by HTTP status', labels: ['status'] },
 } as const satisfies Record<string, { help: string; labels: readonly string[] }>;
 

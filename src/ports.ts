@@ -373,8 +373,11 @@ export interface Screen {
   dispose(): void;
 }
 
-/** `onParsed` hears how many bytes the emulator folded in, as it catches up (for flow control). */
-export type ScreenFactory = (cols: number, rows: number, onParsed?: (bytes: number) => void) => Screen;
+/**
+ * `onParsed` hears how many bytes the emulator folded in, as it catches up (for flow control);
+ * `onFailed`, that the emulator broke (it threw): the screen is of no more use (src/hub/session-screen.ts).
+ */
+export type ScreenFactory = (cols: number, rows: number, onParsed?: (bytes: number) => void, onFailed?: (error: Error) => void) => Screen;
 
 // ---------------------------------------------------------------- client transport
 

@@ -17,7 +17,7 @@ import { SessionHub } from './hub/hub.ts';
 import { sessionHostCaps } from './hub/session-host.ts';
 import { newSessionRecord } from './hub/session-record.ts';
 import type { HubStats, Metrics } from './metrics.ts';
-import type { Clock, HopTrace, Logger, Screen, SessionRecord, Store } from './ports.ts';
+import type { Clock, HopTrace, Logger, ScreenFactory, SessionRecord, Store } from './ports.ts';
 import { holdInstanceLease } from './instance-lease.ts';
 import { startHeartbeat, type Heartbeat } from './instance-registry.ts';
 import { PTY_WS_VERSION } from './version.ts';
@@ -32,7 +32,7 @@ import { TaskService } from './tasks/task-service.ts';
 
 /** Where the sessions' terminal emulators run (this thread, a worker thread, a Web Worker). */
 export interface ScreenService {
-  create(cols: number, rows: number, onParsed?: (bytes: number) => void): Screen;
+  create: ScreenFactory;
   close(): Promise<void>;
 }
 
@@ -180,7 +180,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     clock,
     logger,
     sessionHost,
-    screens: (cols, rows, onParsed) => screens.create(cols, rows, onParsed),
+    screens: (cols, rows, onParsed, onFailed) => screens.create(cols, rows, onParsed, onFailed),
     metrics,
     ops: taskOps(tasks),
     replayFilter: tasks.replayFilter,

@@ -124,7 +124,7 @@ describe('plain text held back by the screen model', () => {
   it('reads what xterm internals it needs from the installed @xterm/headless, and refuses a terminal without them', () => {
     const screen = new ScreenModel(20, 5);
     screen.dispose();
-    expect(() => terminalInternals({} as never)).toThrow(/internals the screen model reads/);
+    expect(() => terminalInternals({} as never, () => undefined)).toThrow(/internals the screen model reads/);
   });
 
   it('finds the plain prefix of a frame', () => {

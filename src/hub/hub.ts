@@ -12,7 +12,6 @@ import { auditIdentity, type Peer } from './audit.ts';
 import type { HubDeps } from './deps.ts';
 import { LiveSession } from './live-session.ts';
 import type { Session } from './types.ts';
-import { rebuildScreen } from './screen-rebuild.ts';
 import { HostEventLedger } from './host-events.ts';
 import { HubFlow } from './session-flow.ts';
 
@@ -238,12 +237,10 @@ export class SessionHub {
     const { store, config } = this.deps;
     const rec = await store.getSession(config.instanceId, sessionId);
     if (!rec) throw new Error('no such session');
-    // A running session this router did not start gets its screen back from the log; an ended
-    // one only for a join, and is not kept (see LiveSession's `retire`).
+    // An ended session is loaded only for a join, and is not kept (see LiveSession's `retire`).
     // Only a session that may still run gets a flow gate (an ended one loaded for a read has no PTY).
     const flow: { makeScreen: ScreenFactory; store: Store } =
       rec.state === 'closed' ? { makeScreen: this.deps.screens, store } : this.flow.session(sessionId, () => [...(this.byId.get(sessionId)?.members.all() ?? [])].map((m) => m.queued));
-    const screen = rec.state === 'running' ? await rebuildScreen(store, rec, flow.makeScreen) : null;
     const numbers = await store.sequenceState(sessionId);
     // Numbers the router before us may have handed out and the log lacks (docs/protocol.md §3.4).
     const hole = rec.state !== 'closed' && numbers.ceiling > numbers.stored ? numbers.ceiling - numbers.stored : 0;
@@ -251,7 +248,7 @@ export class SessionHub {
       // An ended session numbers nothing more: its last number is its last frame's.
       numbering: { last: rec.state === 'closed' ? numbers.stored : Math.max(numbers.stored, numbers.ceiling), ceiling: numbers.ceiling },
       skipped: numbers.skipped + hole,
-      screen,
+      screen: null,
       makeScreen: flow.makeScreen,
       retire: (retired) => {
         if (this.byId.get(retired.id) !== retired) return;
@@ -260,6 +257,8 @@ export class SessionHub {
       },
       handled: (handled, n) => this.hostEvents.handled(handled.id, n),
     });
+    // A running session this router did not start gets its screen back from the log (an ended one only for a join).
+    if (rec.state === 'running') await s.screen.ensureRebuilt(rec);
     if (hole > 0) await s.declareHole(numbers.stored, numbers.ceiling);
     if (rec.state !== 'closed') s.log.reserveAhead();
     if (rec.state !== 'closed') this.byId.set(sessionId, s);

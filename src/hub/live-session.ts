@@ -66,6 +66,7 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     this.screen = new SessionScreen(record.id, deps, opts.makeScreen, opts.screen, {
       hold: () => this.events.hold(),
       release: () => this.events.release(),
+      record: () => this.lifecycle.record,
       logged: (snapshot) => {
         if (!this.lifecycle.ended) this.stream.emit({ kind: 'Keyframe', snapshot });
       },

@@ -7,6 +7,7 @@ import serialize from '@xterm/addon-serialize';
 import unicode11 from '@xterm/addon-unicode11';
 import type { Screen, ScreenFactory, ScreenSnapshot } from '../ports.ts';
 import { PlainRun, plainPrefix } from './plain-run.ts';
+import { ScreenFault } from './screen-fault.ts';
 import { SnapshotTail } from './screen-tail.ts';
 import { terminalInternals, type TerminalInternals } from './xterm-internals.ts';
 
@@ -15,6 +16,12 @@ type Terminal = InstanceType<typeof xterm.Terminal>;
 export interface ScreenModelOptions {
   /** Hold plain text back and drop what scrolls off unseen (default); false parses every byte. */
   holdPlain?: boolean;
+  /**
+   * Hears the first exception thrown inside xterm (a bug of the emulator a byte stream or resize
+   * can reach). The screen is broken from then on: its snapshots fail, writes are ignored; its
+   * owner rebuilds one from the log (src/hub/session-screen.ts).
+   */
+  onFailed?: (error: Error) => void;
 }
 
 export class ScreenModel implements Screen {
@@ -39,6 +46,7 @@ export class ScreenModel implements Screen {
   /** Writes in xterm's own queue not called back yet, and their bytes. */
   private queued = 0;
   private pending = 0;
+  private readonly fault: ScreenFault;
 
   /** `onParsed` hears how many bytes were folded in each time the parser finishes a chunk. */
   constructor(
@@ -60,11 +68,26 @@ export class ScreenModel implements Screen {
     this.term.loadAddon(new unicode11.Unicode11Addon() as unknown as Parameters<Terminal['loadAddon']>[0]);
     this.term.unicode.activeVersion = '11';
     this.tail = new SnapshotTail(this.term);
-    this.xterm = terminalInternals(this.term);
+    this.fault = new ScreenFault((error) => {
+      this.plain.end();
+      this.run = 'none';
+      try {
+        this.term.dispose();
+      } catch {
+        // Broken already: nothing is left to free that the collector will not.
+      }
+      options.onFailed?.(error);
+    });
+    this.xterm = terminalInternals(this.term, (e) => this.fault.fail(e));
     this.holdPlain = options.holdPlain ?? true;
   }
 
   write(data: Uint8Array, sequence: number): void {
+    if (this.fault.error) return this.onParsed?.(data.byteLength);
+    this.fault.guard(() => this.fold(data, sequence));
+  }
+
+  private fold(data: Uint8Array, sequence: number): void {
     const previous = this.anchor;
     this.anchor = sequence;
     if (this.holdPlain && plainPrefix(data) === data.byteLength && this.hold(data)) {
@@ -98,6 +121,10 @@ export class ScreenModel implements Screen {
   }
 
   resize(cols: number, rows: number, sequence: number): void {
+    if (!this.fault.error) this.fault.guard(() => this.fit(cols, rows, sequence));
+  }
+
+  private fit(cols: number, rows: number, sequence: number): void {
     this.anchor = sequence;
     const apply = () => {
       this.term.resize(cols, rows);
@@ -116,9 +143,19 @@ export class ScreenModel implements Screen {
    */
   snapshot(): Promise<ScreenSnapshot> {
     const anchor = this.anchor;
-    if (this.queued === 0) return Promise.resolve(this.cutAll());
-    this.endRun();
-    return new Promise((resolve) => this.enqueue(new Uint8Array(0), () => resolve(this.cut(anchor))));
+    if (this.fault.error || this.queued === 0) return this.fault.now(() => this.cutAll());
+    return new Promise((resolve, reject) => {
+      const done = this.fault.wait(reject);
+      this.fault.guard(() => {
+        this.endRun();
+        this.enqueue(new Uint8Array(0), () => {
+          // Cut first: should it throw, this snapshot fails with the terminal.
+          const snap = this.cut(anchor);
+          done();
+          resolve(snap);
+        });
+      });
+    });
   }
 
   /**
@@ -127,7 +164,7 @@ export class ScreenModel implements Screen {
    * after it is not in the cut). With the queue empty the run is parsed now: it costs little.
    */
   snapshotNow(): Promise<ScreenSnapshot> {
-    return Promise.resolve(this.queued === 0 ? this.cutAll() : this.cut(this.parsedAnchor));
+    return this.fault.now(() => (this.queued === 0 ? this.cutAll() : this.cut(this.parsedAnchor)));
   }
 
   backlog(): number {
@@ -138,9 +175,10 @@ export class ScreenModel implements Screen {
     // A run held back is dropped: no decision is taken for it on a terminal about to go.
     this.plain.end();
     this.run = 'none';
+    if (this.fault.error) return;
     // Pending writes and snapshots finish first: dispose only after them.
     if (this.queued > 0) this.enqueue(new Uint8Array(0), () => this.term.dispose());
-    else this.term.dispose();
+    else this.fault.guard(() => this.term.dispose());
   }
 
   /** Bytes dropped unparsed so far (they scrolled off before anything could show them). */
@@ -224,4 +262,4 @@ export class ScreenModel implements Screen {
   }
 }
 
-export const inProcessScreens: ScreenFactory = (cols, rows, onParsed) => new ScreenModel(cols, rows, onParsed);
+export const inProcessScreens: ScreenFactory = (cols, rows, onParsed, onFailed) => new ScreenModel(cols, rows, onParsed, { onFailed });

@@ -135,7 +135,7 @@ export class HubFlow {
     this.sessions.set(sessionId, flow);
     this.ledger.track(sessionId, flow.log);
     const screenBacklog = both(flow.screen, this.allScreens);
-    const makeScreen: ScreenFactory = (cols, rows): Screen => accountedScreen((onParsed) => this.deps.screens(cols, rows, onParsed), screenBacklog);
+    const makeScreen: ScreenFactory = (cols, rows, _onParsed, onFailed): Screen => accountedScreen((onParsed) => this.deps.screens(cols, rows, onParsed, onFailed), screenBacklog);
     return { makeScreen, store: this.ledger.appending(this.deps.store) };
   }
 

@@ -1,10 +1,17 @@
 // One session's screen model and keyframes (docs/protocol.md §6.3): the emulator every Output byte
 // is folded into, the snapshots cut from it (timed, for the metrics), and the periodic cadence.
+// An emulator that breaks (it threw: a bug a byte stream or a resize reached) is rebuilt from the
+// log, the frames that arrive meanwhile folded in after (docs/architecture.md, "The screen model").
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Clock, Logger, Screen, ScreenFactory, ScreenSnapshot, SessionRecord, Store } from '../ports.ts';
 import { KeyframeCadence } from './keyframe-cadence.ts';
 import { rebuildScreen } from './screen-rebuild.ts';
+
+/** A session whose emulator broke this often stays without one (KEYFRAME_UNAVAILABLE): its output keeps breaking it. */
+const MAX_REBUILDS = 3;
+
+type Held = { data: Uint8Array; sequence: number } | { cols: number; rows: number; sequence: number };
 
 export interface SessionScreenDeps {
   clock: Clock;
@@ -14,12 +21,13 @@ export interface SessionScreenDeps {
   config: Pick<Config, 'keyframeIntervalFrames' | 'keyframeIntervalSeconds'>;
 }
 
-/** What a periodic cut needs of the session: its PTY events held meanwhile, and the Keyframe logged. */
-export interface PeriodicCut {
+/** What the screen needs of its session: for a periodic cut, its PTY events held meanwhile and the Keyframe logged; for a rebuild, its record. */
+export interface ScreenOwner {
   hold(): void;
   release(): void;
   /** Logs the periodic Keyframe, unless the session has ended meanwhile. */
   logged(snap: ScreenSnapshot): void;
+  record(): SessionRecord;
 }
 
 export class SessionScreen {
@@ -27,20 +35,33 @@ export class SessionScreen {
   private readonly cadence: KeyframeCadence;
   /** The periodic cut under way, if any: at most one at a time. */
   private cutting: Promise<void> | null = null;
+  /** Emulators that threw: the current one, or one being rebuilt. */
+  private readonly broken = new WeakMap<Screen, Error>();
+  private rebuilds = 0;
+  /** A rebuild under way, and the frames (and resizes) that arrived since it started. */
+  private rebuilding: { done: Promise<void>; held: Held[] } | null = null;
+  private disposed = false;
 
   constructor(
     private readonly sessionId: string,
     private readonly deps: SessionScreenDeps,
-    private readonly makeScreen: ScreenFactory,
+    makeScreen: ScreenFactory,
     screen: Screen | null,
-    private readonly cut: PeriodicCut,
+    private readonly owner: ScreenOwner,
   ) {
     this.screen = screen;
+    this.makeScreen = (cols, rows) => {
+      const made: Screen = makeScreen(cols, rows, undefined, (error) => this.failed(made, error));
+      return made;
+    };
     this.cadence = new KeyframeCadence(deps.config.keyframeIntervalFrames, deps.config.keyframeIntervalSeconds, () => this.cutPeriodic());
   }
 
+  /** Makes this session's emulators: each one's failure comes back here. */
+  private readonly makeScreen: ScreenFactory;
+
   get exists(): boolean {
-    return this.screen !== null;
+    return this.screen !== null || this.rebuilding !== null;
   }
 
   /** A fresh emulator at this size (made before the process starts, so its first bytes are folded in). */
@@ -50,27 +71,69 @@ export class SessionScreen {
 
   /** An emulator if there is none yet (a session adopted from the PTY host). */
   ensure(cols: number, rows: number): void {
-    this.screen ??= this.makeScreen(cols, rows);
+    if (!this.exists) this.screen = this.makeScreen(cols, rows);
   }
 
-  /** A retired session's last screen, rebuilt from the log for a join of it. */
+  /** The session's screen from the log, if it has none: a retired session's for a join, a running one's after a router restart. */
   async ensureRebuilt(record: SessionRecord): Promise<void> {
-    this.screen ??= await rebuildScreen(this.deps.store, record, this.makeScreen);
+    if (this.rebuilding) return this.rebuilding.done;
+    this.screen ??= (await rebuildScreen(this.deps.store, record, this.makeScreen)).screen;
   }
 
   /** Folds in the bytes of the Output frame numbered `sequence`, and counts it for the cadence. */
   output(data: Uint8Array, sequence: number): void {
-    this.screen?.write(data, sequence);
+    if (this.rebuilding) this.rebuilding.held.push({ data, sequence });
+    else this.screen?.write(data, sequence);
     this.cadence.onOutput();
   }
 
   resize(cols: number, rows: number, sequence: number): void {
-    this.screen?.resize(cols, rows, sequence);
+    if (this.rebuilding) this.rebuilding.held.push({ cols, rows, sequence });
+    else this.screen?.resize(cols, rows, sequence);
   }
 
   /** The screen after everything written so far; null when there is none. */
   snapshot(occasion: 'join' | 'request' | 'lag'): Promise<ScreenSnapshot> | null {
+    if (this.rebuilding) return this.rebuilding.done.then(() => this.snapshot(occasion) ?? Promise.reject(new Error('the screen model could not be rebuilt')));
     return this.screen ? this.timed(occasion, this.screen, false) : null;
+  }
+
+  /**
+   * An emulator threw. The current one is replaced by one rebuilt from the log (its latest
+   * Keyframe and the frames after it: every frame is logged before it reaches the screen), and
+   * what arrives meanwhile is folded in after; snapshots wait for it. One that breaks
+   * MAX_REBUILDS times is not rebuilt again.
+   */
+  private failed(screen: Screen, error: Error): void {
+    this.broken.set(screen, error);
+    if (screen !== this.screen || this.disposed) return;
+    this.screen = null;
+    screen.dispose();
+    this.deps.metrics.inc('screen_failures_total');
+    const giveUp = this.rebuilds >= MAX_REBUILDS;
+    this.deps.logger.log('error', giveUp ? 'screen model failed again: the session has no Keyframes from now on' : 'screen model failed: rebuilding it from the log', { session: this.sessionId, error: error.message, rebuilds: this.rebuilds });
+    if (giveUp) return;
+    this.rebuilds++;
+    const held: Held[] = [];
+    const done = rebuildScreen(this.deps.store, this.owner.record(), this.makeScreen).then(
+      ({ screen: fresh, through }) => {
+        this.rebuilding = null;
+        if (this.disposed) return fresh.dispose();
+        for (const h of held) {
+          if (h.sequence <= through) continue;
+          if ('data' in h) fresh.write(h.data, h.sequence);
+          else fresh.resize(h.cols, h.rows, h.sequence);
+        }
+        this.screen = fresh;
+        const broke = this.broken.get(fresh);
+        if (broke) this.failed(fresh, broke);
+      },
+      (e: unknown) => {
+        this.rebuilding = null;
+        this.deps.logger.log('error', 'screen model could not be rebuilt from the log', { session: this.sessionId, error: String(e) });
+      },
+    );
+    this.rebuilding = { done, held };
   }
 
   /** The process has ended: no more periodic keyframes. */
@@ -79,6 +142,7 @@ export class SessionScreen {
   }
 
   dispose(): void {
+    this.disposed = true;
     this.cadence.stop();
     this.screen?.dispose();
     this.screen = null;
@@ -92,17 +156,17 @@ export class SessionScreen {
   private cutPeriodic(): void {
     const screen = this.screen;
     if (!screen || this.cutting) return;
-    this.cut.hold();
+    this.owner.hold();
     this.cutting = this.timed('periodic', screen, true).then(
       (snap) => {
         this.cutting = null;
-        this.cut.logged(snap);
-        this.cut.release();
+        this.owner.logged(snap);
+        this.owner.release();
       },
       (e: unknown) => {
         this.cutting = null;
         this.deps.logger.log('error', 'keyframe failed', { session: this.sessionId, error: String(e) });
-        this.cut.release();
+        this.owner.release();
       },
     );
   }

@@ -175,7 +175,12 @@ export class FakeScreen implements Screen {
   constructor(
     public cols: number,
     public rows: number,
+    private readonly onFailed?: (error: Error) => void,
   ) {}
+  /** As the emulator throwing: its owner hears of it. */
+  fail(error: Error): void {
+    this.onFailed?.(error);
+  }
   write(data: Uint8Array, sequence: number): void {
     this.text += new TextDecoder().decode(data);
     this.anchor = sequence;
@@ -260,8 +265,8 @@ export class Rig {
       clock: this.clock,
       logger: silentLogger,
       sessionHost: sessionHostCaps(['native', 'tmux']),
-      screens: (cols, rows) => {
-        const s = new FakeScreen(cols, rows);
+      screens: (cols, rows, _onParsed, onFailed) => {
+        const s = new FakeScreen(cols, rows, onFailed);
         this.screens.push(s);
         return s;
       },

@@ -1,15 +1,27 @@
 // The worker thread that runs every session's terminal emulator, off the router's output path.
 import { parentPort } from 'node:worker_threads';
 import { ScreenModel } from '../../hub/screen.ts';
-import type { ToWorker } from './worker-screens.ts';
+import type { FromWorker, ToWorker } from './worker-screens.ts';
 import { runInBackground } from './background-thread.ts';
 
 function serve(port: NonNullable<typeof parentPort>): void {
   const screens = new Map<number, ScreenModel>();
+  // A screen that throws fails alone (its owner rebuilds it from the log); the others go on.
+  const failed = (id: number, e: unknown) => {
+    screens.delete(id);
+    port.postMessage({ t: 'failed', id, error: e instanceof Error ? e.message : String(e) } satisfies FromWorker);
+  };
   port.on('message', (m: ToWorker) => {
+    try {
+      handle(m);
+    } catch (e) {
+      failed(m.id, e);
+    }
+  });
+  const handle = (m: ToWorker) => {
     switch (m.t) {
       case 'create':
-        screens.set(m.id, new ScreenModel(m.cols, m.rows, (bytes) => port.postMessage({ t: 'parsed', id: m.id, bytes })));
+        screens.set(m.id, new ScreenModel(m.cols, m.rows, (bytes) => port.postMessage({ t: 'parsed', id: m.id, bytes } satisfies FromWorker), { onFailed: (e) => failed(m.id, e) }));
         break;
       case 'write':
         screens.get(m.id)?.write(m.data, m.seq);
@@ -19,8 +31,12 @@ function serve(port: NonNullable<typeof parentPort>): void {
         break;
       case 'snapshot': {
         const screen = screens.get(m.id);
-        if (!screen) port.postMessage({ t: 'snapshot', req: m.req, error: 'no such screen' });
-        else void (m.now ? screen.snapshotNow() : screen.snapshot()).then((snap) => port.postMessage({ t: 'snapshot', req: m.req, snap }));
+        if (!screen) port.postMessage({ t: 'snapshot', req: m.req, error: 'no such screen' } satisfies FromWorker);
+        else
+          void (m.now ? screen.snapshotNow() : screen.snapshot()).then(
+            (snap) => port.postMessage({ t: 'snapshot', req: m.req, snap } satisfies FromWorker),
+            (e: Error) => port.postMessage({ t: 'snapshot', req: m.req, error: e.message } satisfies FromWorker),
+          );
         break;
       }
       case 'dispose':
@@ -28,7 +44,7 @@ function serve(port: NonNullable<typeof parentPort>): void {
         screens.delete(m.id);
         break;
     }
-  });
+  };
 }
 
 if (parentPort) {

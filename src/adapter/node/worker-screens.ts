@@ -25,17 +25,25 @@ export type ToWorker =
   | { t: 'snapshot'; id: number; req: number; now: boolean }
   | { t: 'dispose'; id: number };
 
-type FromWorker = { t: 'parsed'; id: number; bytes: number } | { t: 'snapshot'; req: number; snap?: ScreenSnapshot; error?: string };
+export type FromWorker =
+  | { t: 'parsed'; id: number; bytes: number }
+  | { t: 'snapshot'; req: number; snap?: ScreenSnapshot; error?: string }
+  /** The screen's emulator threw: the worker has let it go (and goes on with the others). */
+  | { t: 'failed'; id: number; error: string };
 
 interface Waiter {
+  id: number;
   resolve(s: ScreenSnapshot): void;
   reject(e: Error): void;
 }
 
-/** One screen's bytes sent or held and not parsed yet, who hears of progress, and what is held. */
+/** One screen's bytes sent or held and not parsed yet, who hears of progress and of failure, and what is held. */
 interface Backlog {
   pending: number;
   onParsed: ((bytes: number) => void) | undefined;
+  onFailed: ((error: Error) => void) | undefined;
+  /** Why its emulator failed, once it has: writes count as parsed and snapshots fail from then on. */
+  failed: Error | null;
   held: Uint8Array<ArrayBuffer>[];
   heldBytes: number;
   heldSeq: number;
@@ -87,14 +95,14 @@ export class WorkerScreens {
     }
   }
 
-  create(cols: number, rows: number, onParsed?: (bytes: number) => void): Screen {
+  create(cols: number, rows: number, onParsed?: (bytes: number) => void, onFailed?: (error: Error) => void): Screen {
     const id = this.nextId++;
-    const backlog: Backlog = { pending: 0, onParsed, held: [], heldBytes: 0, heldSeq: 0 };
+    const backlog: Backlog = { pending: 0, onParsed, onFailed, failed: null, held: [], heldBytes: 0, heldSeq: 0 };
     this.backlog.set(id, backlog);
     this.post({ t: 'create', id, cols, rows });
     return {
       write: (data, seq) => {
-        if (this.gone !== null) {
+        if (this.gone !== null || backlog.failed) {
           backlog.onParsed?.(data.byteLength);
           return;
         }
@@ -149,9 +157,11 @@ export class WorkerScreens {
 
   private snapshot(id: number, now: boolean): Promise<ScreenSnapshot> {
     if (this.gone !== null) return Promise.reject(new Error(this.gone));
+    const failed = this.backlog.get(id)?.failed;
+    if (failed) return Promise.reject(failed);
     return new Promise<ScreenSnapshot>((resolve, reject) => {
       const req = this.nextReq++;
-      this.waiters.set(req, { resolve, reject });
+      this.waiters.set(req, { id, resolve, reject });
       this.post({ t: 'snapshot', id, req, now });
     });
   }
@@ -161,6 +171,28 @@ export class WorkerScreens {
     await this.worker.terminate();
   }
 
+  /**
+   * One screen's emulator failed in the worker: its snapshots fail, its unparsed bytes count as
+   * parsed (as when the worker is gone), and its owner hears of it.
+   */
+  private failed(id: number, error: Error): void {
+    const backlog = this.backlog.get(id);
+    if (!backlog || backlog.failed) return;
+    backlog.failed = error;
+    this.holding.delete(id);
+    backlog.held = [];
+    backlog.heldBytes = 0;
+    for (const [req, w] of this.waiters) {
+      if (w.id !== id) continue;
+      this.waiters.delete(req);
+      w.reject(error);
+    }
+    const pending = backlog.pending;
+    backlog.pending = 0;
+    if (pending > 0) backlog.onParsed?.(pending);
+    backlog.onFailed?.(error);
+  }
+
   /** A message about screen `id`, after the writes it holds. */
   private post(m: ToWorker): void {
     if (m.t !== 'create') this.release(m.id);
@@ -168,6 +200,7 @@ export class WorkerScreens {
   }
 
   private onMessage(m: FromWorker): void {
+    if (m.t === 'failed') return this.failed(m.id, new Error(`the screen model failed: ${m.error}`));
     if (m.t === 'parsed') {
       const backlog = this.backlog.get(m.id);
       if (!backlog) return;

@@ -1,0 +1,84 @@
+// A session whose screen model broke gets one rebuilt from the log (src/hub/session-screen.ts),
+// over in-memory ports: what arrives during the rebuild is folded in after it, once; joins wait
+// for it; a screen that keeps breaking is given up on.
+import { describe, expect, it } from 'vitest';
+import { deferred, Rig, turn } from './fakes.ts';
+
+const keyframeText = (frames: Array<{ payload: Record<string, unknown> }>) => atob(String(frames.find((f) => f.payload.kind === 'Keyframe')!.payload.snapshot));
+
+describe('a broken screen model', () => {
+  it('is rebuilt from the log; output and a resize during the rebuild follow it, once; a join waits for it', async () => {
+    const rig = new Rig();
+    const controller = await rig.join('controller');
+    await rig.output('one ');
+    expect(rig.screens).toHaveLength(1);
+
+    const gate = deferred();
+    rig.store.readGate = gate.promise;
+    rig.screens[0]!.fail(new Error('emulator bug'));
+    expect(rig.screens[0]!.disposed).toBe(true);
+    await rig.output('two ');
+    await rig.session.resize(controller.member, 90, 20);
+    const joining = rig.join('observer');
+    await turn();
+    gate.resolve();
+    rig.store.readGate = null;
+    const { conn } = await joining;
+
+    expect(rig.screens).toHaveLength(2);
+    const rebuilt = rig.screens[1]!;
+    expect(rebuilt.text).toBe('one two ');
+    expect([rebuilt.cols, rebuilt.rows]).toEqual([90, 20]);
+    expect(keyframeText(conn.frames())).toBe('one two ');
+    await rig.output('three');
+    expect(rebuilt.text).toBe('one two three');
+  });
+
+  it('folds in a frame once when the rebuild read it from the log too', async () => {
+    const rig = new Rig();
+    await rig.join('controller');
+    await rig.output('one ');
+    // The rebuild waits before it reads the log: what arrives meanwhile is logged and held both.
+    const gate = deferred();
+    const lastFrameOfKind = rig.store.lastFrameOfKind.bind(rig.store);
+    rig.store.lastFrameOfKind = async (id, kind) => (await gate.promise, lastFrameOfKind(id, kind));
+    rig.screens[0]!.fail(new Error('emulator bug'));
+    await rig.output('two ');
+    gate.resolve();
+    await rig.output('three');
+    expect(rig.screens[1]!.text).toBe('one two three');
+  });
+
+  it('breaking again is rebuilt again, up to 3 times; then the session has no screen and a join gets KEYFRAME_UNAVAILABLE', async () => {
+    const rig = new Rig();
+    await rig.join('controller');
+    await rig.output('text');
+    for (let i = 0; i < 3; i++) {
+      rig.screens.at(-1)!.fail(new Error(`bug ${i}`));
+      await turn();
+    }
+    expect(rig.screens).toHaveLength(4);
+    expect(rig.screens[3]!.text).toBe('text');
+    rig.screens[3]!.fail(new Error('bug 3'));
+    await turn();
+    expect(rig.screens).toHaveLength(4);
+    const { conn } = await rig.join('observer');
+    expect(conn.frames().map((f) => f.payload.code ?? f.payload.kind)).toContain('KEYFRAME_UNAVAILABLE');
+    // The session streams on without a screen.
+    await rig.output(' more');
+    expect(conn.frames().at(-1)!.payload.kind).toBe('Output');
+  });
+
+  it('a failure of a screen already replaced (or of a session disposed) changes nothing', async () => {
+    const rig = new Rig();
+    await rig.join('controller');
+    await rig.output('x');
+    const first = rig.screens[0]!;
+    first.fail(new Error('once'));
+    await turn();
+    first.fail(new Error('twice'));
+    await turn();
+    expect(rig.screens).toHaveLength(2);
+    expect(rig.screens[1]!.disposed).toBe(false);
+  });
+});
