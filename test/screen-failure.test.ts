@@ -73,6 +73,38 @@ describe('in the screen worker', () => {
   });
 });
 
+describe('a screen worker that dies', () => {
+  /** Ends the worker as a crash would (not by close()). */
+  const crash = (s: WorkerScreens) => (s as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+
+  it('fails every screen (their owners rebuild them) and is started again; one dying again within a minute is not', async () => {
+    let now = 1_000_000;
+    const screens = new WorkerScreens(quiet, () => now);
+    try {
+      const failures: string[] = [];
+      const a = screens.create(40, 5, undefined, (e) => failures.push(`a: ${e.message}`));
+      const b = screens.create(40, 5, undefined, (e) => failures.push(`b: ${e.message}`));
+      a.write(bytes('a'), 1);
+      b.write(bytes('b'), 1);
+      await crash(screens);
+      await expect.poll(() => failures.length).toBe(2);
+      expect(failures).toEqual([expect.stringMatching(/^a: the screen worker stopped \(exit code \d+\)$/), expect.stringMatching(/^b: the screen worker stopped/)]);
+      await expect(a.snapshot()).rejects.toThrow(/screen worker stopped/);
+
+      const again = screens.create(40, 5);
+      again.write(bytes('on the new worker'), 1);
+      expect((await again.snapshot()).snapshot).toContain('on the new worker');
+
+      now += 30_000;
+      await crash(screens);
+      const late = screens.create(40, 5);
+      await expect(late.snapshot()).rejects.toThrow(/screen worker stopped/);
+    } finally {
+      await screens.close();
+    }
+  });
+});
+
 describe('through the router', () => {
   let server: TestServer | undefined;
   afterEach(async () => {
@@ -125,5 +157,25 @@ describe('through the router', () => {
     const metrics = await (await fetch(`${server.origin}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
     expect(metrics).toMatch(/pty_ws_screen_failures_total 1\b/);
     for (const c of [ca, cb, late, lateB]) c.close();
+  });
+
+  it('after the screen worker died, every session gets its screen rebuilt on a new one', async () => {
+    let service: ScreenService | undefined;
+    server = await startTestServer({}, {}, { decorateScreens: (real) => (service = real) });
+    const token = server.devToken;
+    const a = await server.createSession({ argv: ['/bin/cat'], terminal_size: { cols: 70, rows: 20 } });
+    const ca = await TestClient.connect(a.attach_url, { token });
+    await ca.join({ role: 'controller' });
+    ca.send('pty.session_input', { data: b64(`${E}[1mbefore-the-crash\n`) });
+    await ca.waitForOutput('before-the-crash');
+
+    await (service as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    ca.send('pty.session_input', { data: b64('after-the-crash\n') });
+    await ca.waitForOutput('after-the-crash');
+    const late = await TestClient.connect(a.attach_url, { token });
+    expect((await late.join({ role: 'observer' })).at(-1)!.payload.kind).toBe('Keyframe');
+    expect(late.screen()).toContain('before-the-crash');
+    expect(late.screen()).toContain('after-the-crash');
+    for (const c of [ca, late]) c.close();
   });
 });

@@ -17,6 +17,8 @@ import { workerEntry } from './package-files.ts';
 const HOLD_BELOW_BYTES = 4096;
 /** The longest a held write waits. */
 const HOLD_MS = 20;
+/** A worker that dies this soon after it was started again is not started again. */
+const RESTART_WITHIN_MS = 60_000;
 
 export type ToWorker =
   | { t: 'create'; id: number; cols: number; rows: number }
@@ -50,7 +52,7 @@ interface Backlog {
 }
 
 export class WorkerScreens {
-  private readonly worker: Worker;
+  private worker: Worker;
   private nextId = 1;
   private nextReq = 1;
   private readonly waiters = new Map<number, Waiter>();
@@ -61,16 +63,49 @@ export class WorkerScreens {
 
   /** Why the worker is gone (it failed or stopped), once it is: no screen can be snapshotted then. */
   private gone: string | null = null;
+  private closing = false;
+  /** When the worker was last started again after it died (0: never). */
+  private restartedAt = 0;
 
-  constructor(private readonly logger: Logger) {
-    this.worker = new Worker(workerEntry('screen-worker'));
-    this.worker.unref();
-    this.worker.on('message', (m: FromWorker) => this.onMessage(m));
-    this.worker.on('error', (e) => {
-      this.logger.log('error', 'screen worker failed', { error: String(e) });
-      this.stopped(`the screen worker failed: ${String(e)}`);
+  constructor(
+    private readonly logger: Logger,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.worker = this.start();
+  }
+
+  private start(): Worker {
+    const worker = new Worker(workerEntry('screen-worker'));
+    worker.unref();
+    worker.on('message', (m: FromWorker) => {
+      if (worker === this.worker) this.onMessage(m);
     });
-    this.worker.on('exit', (code) => this.stopped(`the screen worker stopped (exit code ${code})`));
+    worker.on('error', (e) => this.died(worker, `the screen worker failed: ${String(e)}`));
+    worker.on('exit', (code) => this.died(worker, `the screen worker stopped (exit code ${code})`));
+    return worker;
+  }
+
+  /**
+   * The worker ended. Stopped by close(): the screens are gone for good. Died (a failure outside
+   * any one emulator, e.g. out of memory): every screen fails, so its owner rebuilds it from the
+   * log (src/hub/session-screen.ts) on a new worker, unless the last one died within
+   * RESTART_WITHIN_MS of being started: then nothing is started again (a crash loop would
+   * rebuild every session's screen each time).
+   */
+  private died(worker: Worker, reason: string): void {
+    if (worker !== this.worker || this.gone !== null) return;
+    const now = this.clock();
+    if (this.closing || (this.restartedAt > 0 && now - this.restartedAt < RESTART_WITHIN_MS)) {
+      if (!this.closing) this.logger.log('error', 'screen worker failed again soon after its restart: Keyframes are unavailable until the router restarts', { reason });
+      return this.stopped(reason);
+    }
+    this.logger.log('error', 'screen worker failed: starting another, every screen is rebuilt from the log', { reason });
+    this.restartedAt = now;
+    this.worker = this.start();
+    const error = new Error(reason);
+    for (const w of this.waiters.values()) w.reject(error);
+    this.waiters.clear();
+    for (const id of [...this.backlog.keys()]) this.failed(id, error);
   }
 
   /**
@@ -167,6 +202,7 @@ export class WorkerScreens {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     clearTimeout(this.holdTimer);
     await this.worker.terminate();
   }
