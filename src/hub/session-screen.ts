@@ -77,7 +77,14 @@ export class SessionScreen {
   /** The session's screen from the log, if it has none: a retired session's for a join, a running one's after a router restart. */
   async ensureRebuilt(record: SessionRecord): Promise<void> {
     if (this.rebuilding) return this.rebuilding.done;
-    this.screen ??= (await rebuildScreen(this.deps.store, record, this.makeScreen)).screen;
+    if (this.screen) return;
+    const { screen } = await rebuildScreen(this.deps.store, record, this.makeScreen);
+    // Two joins of a retired session may each rebuild: the first one made is kept.
+    if (this.screen || this.disposed) return screen.dispose();
+    this.screen = screen;
+    // It may have broken while it was being rebuilt.
+    const broke = this.broken.get(screen);
+    if (broke) this.failed(screen, broke);
   }
 
   /** Folds in the bytes of the Output frame numbered `sequence`, and counts it for the cadence. */

@@ -2,7 +2,9 @@
 // over in-memory ports: what arrives during the rebuild is folded in after it, once; joins wait
 // for it; a screen that keeps breaking is given up on.
 import { describe, expect, it } from 'vitest';
-import { deferred, Rig, turn } from './fakes.ts';
+import { SessionScreen } from '../../src/hub/session-screen.ts';
+import { NO_METRICS } from '../../src/metrics.ts';
+import { deferred, FakeClock, FakeScreen, Rig, silentLogger, turn } from './fakes.ts';
 
 const keyframeText = (frames: Array<{ payload: Record<string, unknown> }>) => atob(String(frames.find((f) => f.payload.kind === 'Keyframe')!.payload.snapshot));
 
@@ -80,5 +82,39 @@ describe('a broken screen model', () => {
     await turn();
     expect(rig.screens).toHaveLength(2);
     expect(rig.screens[1]!.disposed).toBe(false);
+  });
+
+  it("a rebuild from the log keeps one screen when two ask at once, and one that broke while being rebuilt is rebuilt again", async () => {
+    const rig = new Rig();
+    await rig.join('controller');
+    await rig.output('kept');
+    const made: FakeScreen[] = [];
+    let breakNext = false;
+    const screen = new SessionScreen(
+      rig.record.id,
+      { clock: new FakeClock(), metrics: NO_METRICS, logger: silentLogger, store: rig.store, config: rig.config },
+      (cols, rows, _onParsed, onFailed) => {
+        const s = new FakeScreen(cols, rows, onFailed);
+        if (breakNext) {
+          breakNext = false;
+          const write = s.write.bind(s);
+          s.write = (data, sequence) => (write(data, sequence), s.fail(new Error('broke while rebuilt')));
+        }
+        made.push(s);
+        return s;
+      },
+      null,
+      { hold: () => undefined, release: () => undefined, logged: () => undefined, record: () => rig.record },
+    );
+    await Promise.all([screen.ensureRebuilt(rig.record), screen.ensureRebuilt(rig.record)]);
+    expect(made.map((s) => s.disposed)).toEqual([false, true]);
+    made[0]!.fail(new Error('bug'));
+    breakNext = true;
+    await turn();
+    await turn();
+    expect(made).toHaveLength(4);
+    expect(made[2]!.disposed).toBe(true);
+    expect(made[3]!.text).toBe('kept');
+    expect((await screen.snapshot('join'))!.snapshot).toBe('kept');
   });
 });
