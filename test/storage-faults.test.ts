@@ -126,7 +126,9 @@ describe('a log write that keeps failing while sessions run', () => {
     const bystander = await TestClient.connect(server.attachUrl(quiet.session_id), { token: server.devToken });
     await joinSession(bystander, { role: 'controller' });
     await controller.waitForOutput('tick-3');
-    const db = createClient({ url: `file:${join(server.dir, 'pty-ws.db')}` });
+    // Waits for the write lock (the server commits the ticker's frames every ~50 ms): without it the
+    // rename below failed SQLITE_BUSY now and then, when it met a commit (seen in a CI run).
+    const db = createClient({ url: `file:${join(server.dir, 'pty-ws.db')}`, timeout: 5000 });
     cleanups.push(() => db.close());
     // The quiet session's frames are all committed: the fault cannot touch them.
     await until(async () => (await maxLoggedSequence(db, quiet.session_id)) >= 1, "the quiet session's join to be durable");
