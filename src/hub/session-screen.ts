@@ -76,11 +76,14 @@ export class SessionScreen {
 
   /** The session's screen from the log, if it has none: a retired session's for a join, a running one's after a router restart. */
   async ensureRebuilt(record: SessionRecord): Promise<void> {
-    if (this.rebuilding) return this.rebuilding.done;
+    if (this.rebuilding) await this.rebuilding.done;
     if (this.screen) return;
     const { screen } = await rebuildScreen(this.deps.store, record, this.makeScreen);
     // Two joins of a retired session may each rebuild: the first one made is kept.
-    if (this.screen || this.disposed) return screen.dispose();
+    if (this.screen) return screen.dispose();
+    // Retired meanwhile (a join of an ended session can race its retirement): the join still needs
+    // the screen; the session is retired again once the join is done (LiveSession.retireIfIdle).
+    this.disposed = false;
     this.screen = screen;
     // It may have broken while it was being rebuilt.
     const broke = this.broken.get(screen);

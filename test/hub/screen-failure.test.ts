@@ -84,7 +84,7 @@ describe('a broken screen model', () => {
     expect(rig.screens[1]!.disposed).toBe(false);
   });
 
-  it("a rebuild from the log keeps one screen when two ask at once, and one that broke while being rebuilt is rebuilt again", async () => {
+  it("a rebuild from the log (of a retired session too) keeps one screen when two ask at once, and one that broke while being rebuilt is rebuilt again", async () => {
     const rig = new Rig();
     await rig.join('controller');
     await rig.output('kept');
@@ -106,6 +106,8 @@ describe('a broken screen model', () => {
       null,
       { hold: () => undefined, release: () => undefined, logged: () => undefined, record: () => rig.record },
     );
+    // Retired first, as a join of an ended session can find it: the join still gets its screen.
+    screen.dispose();
     await Promise.all([screen.ensureRebuilt(rig.record), screen.ensureRebuilt(rig.record)]);
     expect(made.map((s) => s.disposed)).toEqual([false, true]);
     made[0]!.fail(new Error('bug'));
