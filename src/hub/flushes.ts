@@ -99,7 +99,7 @@ async function joinEnded(ctx: FlushContext, member: Member, replay: Replay, requ
     frames ??= await ctx.log.framesAfter(last - 1);
     await ctx.log.deliverable(last);
     // A retired session's last screen comes back from the log, for this join only.
-    await ctx.screen.ensureRebuilt(ctx.lifecycle.record);
+    await ctx.screen.ensureRebuilt();
     const snap = await cut(ctx.screen.snapshot('join'));
     member.release(frames, snap instanceof PtyError ? unicast.ptyError(snap, last, clock.now(), requestId) : unicast.keyframe(snap, last, clock.now(), requestId));
     member.goodbye('session_closed');

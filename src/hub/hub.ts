@@ -248,7 +248,6 @@ export class SessionHub {
       // An ended session numbers nothing more: its last number is its last frame's.
       numbering: { last: rec.state === 'closed' ? numbers.stored : Math.max(numbers.stored, numbers.ceiling), ceiling: numbers.ceiling },
       skipped: numbers.skipped + hole,
-      screen: null,
       makeScreen: flow.makeScreen,
       retire: (retired) => {
         if (this.byId.get(retired.id) !== retired) return;
@@ -258,7 +257,7 @@ export class SessionHub {
       handled: (handled, n) => this.hostEvents.handled(handled.id, n),
     });
     // A running session this router did not start gets its screen back from the log (an ended one only for a join).
-    if (rec.state === 'running') await s.screen.ensureRebuilt(rec);
+    if (rec.state === 'running') await s.screen.ensureRebuilt();
     if (hole > 0) await s.declareHole(numbers.stored, numbers.ceiling);
     if (rec.state !== 'closed') s.log.reserveAhead();
     if (rec.state !== 'closed') this.byId.set(sessionId, s);

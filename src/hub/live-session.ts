@@ -5,7 +5,7 @@
 import { BindingError, PtyError } from '../errors.ts';
 import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
 import type { MembershipLists, TaskStatusUpdatePayload } from '../protocol/server-payloads.ts';
-import type { LogEntry, LogLoss, PtyExit, PtySessionInfo, Screen, ScreenFactory, SessionRecord } from '../ports.ts';
+import type { LogEntry, LogLoss, PtyExit, PtySessionInfo, ScreenFactory, SessionRecord } from '../ports.ts';
 import type { HubDeps } from './deps.ts';
 import { join, type FlushContext } from './flushes.ts';
 import { Lifecycle, type Ending } from './lifecycle.ts';
@@ -37,7 +37,6 @@ export class LiveSession implements Session, FlushContext, RosterContext {
   private readonly retire: () => void;
 
   /**
-   * `screen`: the model of a session this router did not start (rebuilt from the log), else null.
    * `retire`: the session has ended, everything about it is stored and nobody is joining it: the
    * hub forgets it (a later join loads it from the store, as after a restart).
    */
@@ -47,7 +46,6 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     opts: {
       numbering: Numbering;
       skipped?: number;
-      screen: Screen | null;
       makeScreen: ScreenFactory;
       retire: (s: LiveSession) => void;
       /** The session's PTY host events up to `n` are logged (docs/protocol.md §3.4). */
@@ -63,7 +61,7 @@ export class LiveSession implements Session, FlushContext, RosterContext {
       MAX_OUTPUT_FRAME_BYTES,
       (n) => opts.handled?.(this, n),
     );
-    this.screen = new SessionScreen(record.id, deps, opts.makeScreen, opts.screen, {
+    this.screen = new SessionScreen(record.id, deps, opts.makeScreen, {
       hold: () => this.events.hold(),
       release: () => this.events.release(),
       record: () => this.lifecycle.record,

@@ -31,7 +31,7 @@ export interface ScreenOwner {
 }
 
 export class SessionScreen {
-  private screen: Screen | null;
+  private screen: Screen | null = null;
   private readonly cadence: KeyframeCadence;
   /** The periodic cut under way, if any: at most one at a time. */
   private cutting: Promise<void> | null = null;
@@ -46,10 +46,8 @@ export class SessionScreen {
     private readonly sessionId: string,
     private readonly deps: SessionScreenDeps,
     makeScreen: ScreenFactory,
-    screen: Screen | null,
     private readonly owner: ScreenOwner,
   ) {
-    this.screen = screen;
     this.makeScreen = (cols, rows) => {
       const made: Screen = makeScreen(cols, rows, undefined, (error) => this.failed(made, error));
       return made;
@@ -75,17 +73,21 @@ export class SessionScreen {
   }
 
   /** The session's screen from the log, if it has none: a retired session's for a join, a running one's after a router restart. */
-  async ensureRebuilt(record: SessionRecord): Promise<void> {
+  async ensureRebuilt(): Promise<void> {
     if (this.rebuilding) await this.rebuilding.done;
     if (this.screen) return;
-    const { screen } = await rebuildScreen(this.deps.store, record, this.makeScreen);
+    const { screen } = await rebuildScreen(this.deps.store, this.owner.record(), this.makeScreen);
     // Two joins of a retired session may each rebuild: the first one made is kept.
     if (this.screen) return screen.dispose();
     // Retired meanwhile (a join of an ended session can race its retirement): the join still needs
     // the screen; the session is retired again once the join is done (LiveSession.retireIfIdle).
     this.disposed = false;
+    this.install(screen);
+  }
+
+  /** A rebuilt emulator becomes the session's; one that broke while it was being rebuilt is rebuilt again. */
+  private install(screen: Screen): void {
     this.screen = screen;
-    // It may have broken while it was being rebuilt.
     const broke = this.broken.get(screen);
     if (broke) this.failed(screen, broke);
   }
@@ -134,9 +136,7 @@ export class SessionScreen {
           if ('data' in h) fresh.write(h.data, h.sequence);
           else fresh.resize(h.cols, h.rows, h.sequence);
         }
-        this.screen = fresh;
-        const broke = this.broken.get(fresh);
-        if (broke) this.failed(fresh, broke);
+        this.install(fresh);
       },
       (e: unknown) => {
         this.rebuilding = null;

@@ -10,7 +10,7 @@ describe('the sequence ceiling', () => {
     // The session as a restart loads it: numbers up to 3 used, ceiling 3, nothing reserved beyond.
     const gate = deferred();
     rig.store.reserveGate = gate.promise;
-    rig.session = new LiveSession(rig.deps, rig.record, { numbering: { last: 3, ceiling: 3 }, screen: null, makeScreen: rig.deps.screens, retire: () => undefined });
+    rig.session = new LiveSession(rig.deps, rig.record, { numbering: { last: 3, ceiling: 3 }, makeScreen: rig.deps.screens, retire: () => undefined });
     const joining = rig.join('controller');
     await turn();
     await rig.output('held ');

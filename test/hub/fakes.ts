@@ -282,8 +282,8 @@ export class Rig {
   }
 
   /** A LiveSession over a record, as the hub loads it. */
-  load(record: SessionRecord, lastSequence: number, screen: Screen | null = null): LiveSession {
-    return new LiveSession(this.deps, record, { numbering: { last: lastSequence, ceiling: Number.MAX_SAFE_INTEGER }, screen, makeScreen: this.deps.screens, retire: (s) => this.retired.push(s) });
+  load(record: SessionRecord, lastSequence: number): LiveSession {
+    return new LiveSession(this.deps, record, { numbering: { last: lastSequence, ceiling: Number.MAX_SAFE_INTEGER }, makeScreen: this.deps.screens, retire: (s) => this.retired.push(s) });
   }
 
   member(rights: JoinRights = CONTROL, binary = false): { member: Member; conn: FakeConn } {

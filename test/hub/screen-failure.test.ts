@@ -103,12 +103,11 @@ describe('a broken screen model', () => {
         made.push(s);
         return s;
       },
-      null,
       { hold: () => undefined, release: () => undefined, logged: () => undefined, record: () => rig.record },
     );
     // Retired first, as a join of an ended session can find it: the join still gets its screen.
     screen.dispose();
-    await Promise.all([screen.ensureRebuilt(rig.record), screen.ensureRebuilt(rig.record)]);
+    await Promise.all([screen.ensureRebuilt(), screen.ensureRebuilt()]);
     expect(made.map((s) => s.disposed)).toEqual([false, true]);
     made[0]!.fail(new Error('bug'));
     breakNext = true;

@@ -103,9 +103,8 @@ export class WorkerScreens {
     this.restartedAt = now;
     this.worker = this.start();
     const error = new Error(reason);
-    for (const w of this.waiters.values()) w.reject(error);
-    this.waiters.clear();
     for (const id of [...this.backlog.keys()]) this.failed(id, error);
+    this.rejectWaiters(error);
   }
 
   /**
@@ -117,17 +116,9 @@ export class WorkerScreens {
     if (this.gone !== null) return;
     this.gone = reason;
     const error = new Error(reason);
-    for (const w of this.waiters.values()) w.reject(error);
-    this.waiters.clear();
-    this.holding.clear();
     clearTimeout(this.holdTimer);
-    for (const backlog of this.backlog.values()) {
-      const pending = backlog.pending;
-      backlog.pending = 0;
-      backlog.held = [];
-      backlog.heldBytes = 0;
-      if (pending > 0) backlog.onParsed?.(pending);
-    }
+    for (const [id, backlog] of this.backlog) this.abandon(id, backlog, error);
+    this.rejectWaiters(error);
   }
 
   create(cols: number, rows: number, onParsed?: (bytes: number) => void, onFailed?: (error: Error) => void): Screen {
@@ -215,18 +206,28 @@ export class WorkerScreens {
     const backlog = this.backlog.get(id);
     if (!backlog || backlog.failed) return;
     backlog.failed = error;
+    this.abandon(id, backlog, error);
+    backlog.onFailed?.(error);
+  }
+
+  /** A screen's emulator is gone: what it holds is dropped, its snapshots fail, its unparsed bytes count as parsed. */
+  private abandon(id: number, backlog: Backlog, error: Error): void {
     this.holding.delete(id);
     backlog.held = [];
     backlog.heldBytes = 0;
-    for (const [req, w] of this.waiters) {
-      if (w.id !== id) continue;
-      this.waiters.delete(req);
-      w.reject(error);
-    }
+    this.rejectWaiters(error, id);
     const pending = backlog.pending;
     backlog.pending = 0;
     if (pending > 0) backlog.onParsed?.(pending);
-    backlog.onFailed?.(error);
+  }
+
+  /** Fails the snapshots waiting for screen `id`, or for any screen. */
+  private rejectWaiters(error: Error, id?: number): void {
+    for (const [req, w] of this.waiters) {
+      if (id !== undefined && w.id !== id) continue;
+      this.waiters.delete(req);
+      w.reject(error);
+    }
   }
 
   /** A message about screen `id`, after the writes it holds. */
