@@ -13,7 +13,7 @@ import { concatBytes } from '../../bytes.ts';
 import type { Logger, Screen, ScreenSnapshot } from '../../ports.ts';
 import { workerEntry } from './package-files.ts';
 
-/** Writes below this size are held; at it the held bytes go (with the write). */
+/** Writes below this size are held (until they add up to it); one of this size goes at once, after what is held. */
 const HOLD_BELOW_BYTES = 4096;
 /** The longest a held write waits. */
 const HOLD_MS = 20;
@@ -133,7 +133,11 @@ export class WorkerScreens {
           return;
         }
         backlog.pending += data.byteLength;
-        if (backlog.heldBytes === 0 && data.byteLength >= HOLD_BELOW_BYTES) return this.send(id, new Uint8Array(data), seq);
+        if (data.byteLength >= HOLD_BELOW_BYTES) {
+          // What is held goes first, on its own: a frame of a flood is copied once, not again into the held ones.
+          this.release(id);
+          return this.send(id, new Uint8Array(data), seq);
+        }
         // Copies: the caller's bytes may be a view into a larger buffer (a socket read).
         backlog.held.push(new Uint8Array(data));
         backlog.heldBytes += data.byteLength;
