@@ -27,7 +27,7 @@ export interface HostSocket {
 }
 
 export interface HostSocketEvents {
-  /** A chunk the client keeps (the decoder may hold views into it): never reuse its memory. */
+  /** Bytes read, valid only during the call: the client copies what it keeps, so the runtime may read into the same memory again. */
   data(chunk: Uint8Array): void;
   error(err: Error): void;
   close(): void;
@@ -289,9 +289,8 @@ export class PtyHostConnection implements PtyHost {
   }
 
   #receive(chunk: Uint8Array): void {
-    this.#decoder.push(chunk);
     try {
-      for (let msg = this.#decoder.next(); msg; msg = this.#decoder.next()) this.#dispatch(msg);
+      this.#decoder.each(chunk, (msg) => this.#dispatch(msg));
     } catch (err) {
       this.#fail(err instanceof Error ? err : new Error(String(err)));
     }

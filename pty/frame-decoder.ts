@@ -10,8 +10,13 @@ import { MAX_FRAME_BYTES, ProtocolError, RequestSchema, type Message, type Messa
 const PREFIX_BYTES = 8;
 
 /**
- * Reassembles frames from arbitrarily split chunks. Bodies of decoded messages may be views
- * into pushed chunks, so a caller must not reuse a chunk's memory after pushing it.
+ * Reassembles frames from arbitrarily split chunks, in one of two ways (one per decoder):
+ * - push() and next(): bodies of decoded messages may be views into pushed chunks, so a caller
+ *   must not reuse a chunk's memory after pushing it;
+ * - each(): a chunk's memory may be reused once the call returns (a socket read into one buffer,
+ *   docs/performance.md "Fewer buffers per output byte"), and each message is handed over
+ *   during the call with a body that is valid only until it returns: what a frame split across
+ *   chunks needs is copied into buffers the decoder keeps and reuses, never into new ones.
  * After a ProtocolError the decoder stays failed.
  */
 export class FrameDecoder<S extends MessageSchema> {
@@ -23,6 +28,10 @@ export class FrameDecoder<S extends MessageSchema> {
   readonly #chunks: Uint8Array[] = [];
   #buffered = 0;
   #failure: ProtocolError | undefined;
+  /** each(): the bytes of an unfinished frame kept between chunks (the first of #chunks, if any). */
+  #rest = new Uint8Array(0);
+  /** each(): where a frame split across chunks is put together for its one handler call. */
+  #joined: Uint8Array | undefined;
 
   constructor(schema: S, maxFrameBytes = MAX_FRAME_BYTES) {
     this.#schema = schema;
@@ -34,6 +43,20 @@ export class FrameDecoder<S extends MessageSchema> {
     if (chunk.byteLength === 0) return;
     this.#chunks.push(chunk);
     this.#buffered += chunk.byteLength;
+  }
+
+  /**
+   * Hands every whole message that `chunk` completes to `handle`, at once and in order; a body
+   * is valid only until `handle` returns. Keeps a copy of what is left over. Throws ProtocolError.
+   */
+  each(chunk: Uint8Array, handle: (msg: v.InferOutput<S>) => void): void {
+    this.push(chunk);
+    this.#joined ??= new Uint8Array(0);
+    try {
+      for (let msg = this.next(); msg; msg = this.next()) handle(msg);
+    } finally {
+      this.#keepRest();
+    }
   }
 
   /** The next whole message, or undefined until more bytes arrive. Throws ProtocolError. */
@@ -120,7 +143,7 @@ export class FrameDecoder<S extends MessageSchema> {
       else this.#chunks[0] = first.subarray(n);
       return first.subarray(0, n);
     }
-    const out = new Uint8Array(n);
+    const out = this.#joinedBuffer(n);
     let filled = 0;
     while (filled < n) {
       const chunk = this.#chunks[0];
@@ -132,6 +155,39 @@ export class FrameDecoder<S extends MessageSchema> {
       else this.#chunks[0] = chunk.subarray(part.byteLength);
     }
     return out;
+  }
+
+  /** A new buffer for push()/next(); for each(), the one reused for every split frame (its message is handled before the next one is joined). */
+  #joinedBuffer(n: number): Uint8Array {
+    if (this.#joined === undefined) return new Uint8Array(n);
+    if (this.#joined.byteLength < n) this.#joined = new Uint8Array(Math.max(n, this.#joined.byteLength * 2));
+    return this.#joined.subarray(0, n);
+  }
+
+  /** each(): what is still buffered moves into #rest, the decoder's own memory, before the caller reuses its chunk. */
+  #keepRest(): void {
+    if (this.#buffered === 0) {
+      this.#chunks.length = 0;
+      return;
+    }
+    const parts = this.#chunks.splice(0);
+    let rest = this.#rest;
+    let at = 0;
+    if (rest.byteLength < this.#buffered) {
+      rest = new Uint8Array(Math.max(this.#buffered, rest.byteLength * 2));
+    } else if (parts[0]!.buffer === rest.buffer) {
+      // Still in #rest: moved to its start if a frame before it was taken (copyWithin is a memmove).
+      const kept = parts.shift()!;
+      const from = kept.byteOffset - rest.byteOffset;
+      if (from > 0) rest.copyWithin(0, from, from + kept.byteLength);
+      at = kept.byteLength;
+    }
+    for (const part of parts) {
+      rest.set(part, at);
+      at += part.byteLength;
+    }
+    this.#rest = rest;
+    this.#chunks.push(rest.subarray(0, at));
   }
 }
 

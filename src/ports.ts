@@ -55,7 +55,11 @@ export interface HostResume {
 }
 
 export interface PtyHostListener {
-  /** `n`: the event's number in its host (see PtyHost.ack); absent from hosts that do not number them. */
+  /**
+   * `data` is valid only during the call (the connection reads into the same memory again): a
+   * listener copies what it keeps. `n`: the event's number in its host (see PtyHost.ack); absent
+   * from hosts that do not number them.
+   */
   onData(sessionId: string, data: Uint8Array, n?: number): void;
   onExit(sessionId: string, exit: PtyExit, n?: number): void;
   /** The connection to the host was lost; until onHostRestored nothing reaches its sessions. */
@@ -359,6 +363,7 @@ export interface ScreenSnapshot {
 
 /** A terminal emulator fed every Output byte of one session, in order. */
 export interface Screen {
+  /** `data`: a logged frame's bytes, which never change afterwards: the screen may keep them. */
   write(data: Uint8Array, sequence: number): void;
   resize(cols: number, rows: number, sequence: number): void;
   /** The state after everything written so far (later writes are not in it); waits for the parser. */

@@ -113,11 +113,10 @@ export class RecentLog {
 }
 
 /**
- * What keeping an entry costs. Output bytes arrive as views into the PTY host socket's reads, which
- * may also carry other sessions' output: a kept view keeps its whole read alive, so it is charged
- * the whole read (a flood's slices of one read are each charged all of it: its kept frames are
- * fewer, never its memory more). Copying such views instead cost the output path a copy of every
- * byte.
+ * What keeping an entry costs: an Output frame's bytes are a view, charged the whole buffer it
+ * keeps alive. A live frame's buffer is its own, with room for the PW1O head and at most a
+ * quarter more (src/hub/gathered-output.ts); a frame read back from the database or the journal
+ * may be a view into a larger read.
  */
 function costOf(entry: LogEntry): number {
   return (entry.output ? entry.output.data.buffer.byteLength : entry.frame.length) + ENTRY_OVERHEAD;

@@ -57,7 +57,7 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     this.log = new SessionLog(record.id, deps, opts.numbering);
     this.members = new Membership(deps.config);
     this.events = new PtyEventQueue(
-      (data, n) => this.stream.output(data, n === undefined || deps.pty.epoch === null ? undefined : { epoch: deps.pty.epoch, n }),
+      (output, n) => this.stream.output(output, n === undefined || deps.pty.epoch === null ? undefined : { epoch: deps.pty.epoch, n }),
       MAX_OUTPUT_FRAME_BYTES,
       (n) => opts.handled?.(this, n),
     );

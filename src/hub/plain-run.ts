@@ -26,19 +26,23 @@ function isPlain(b: number): boolean {
 /** How many bytes at the start of `bytes` are plain. */
 export function plainPrefix(bytes: Uint8Array): number {
   const n = bytes.length;
-  let i = 0;
-  if ((bytes.byteOffset & 3) === 0) {
-    // Four bytes at a time: only a word with a byte below 0x20 or above 0x7e is looked into.
-    const words = new Uint32Array(bytes.buffer, bytes.byteOffset, n >>> 2);
-    for (let k = 0; k < words.length; k++) {
-      const w = words[k]!;
-      if (((w - 0x20202020) & ~w & 0x80808080) | ((w + 0x01010101) | w) & 0x80808080) {
-        for (let j = 4 * k; j < 4 * k + 4; j++) if (!isPlain(bytes[j]!)) return j;
-      }
-    }
-    i = 4 * words.length;
+  // Byte by byte up to a 4-byte boundary of the buffer (output sits after its PW1O head's 13
+  // bytes of room, src/hub/gathered-output.ts), then four bytes at a time: only a word with a
+  // byte below 0x20 or above 0x7e is looked into.
+  const head = (4 - (bytes.byteOffset & 3)) & 3;
+  if (n <= head) {
+    for (let i = 0; i < n; i++) if (!isPlain(bytes[i]!)) return i;
+    return n;
   }
-  for (; i < n; i++) if (!isPlain(bytes[i]!)) return i;
+  for (let i = 0; i < head; i++) if (!isPlain(bytes[i]!)) return i;
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset + head, (n - head) >>> 2);
+  for (let k = 0; k < words.length; k++) {
+    const w = words[k]!;
+    if (((w - 0x20202020) & ~w & 0x80808080) | ((w + 0x01010101) | w) & 0x80808080) {
+      for (let j = head + 4 * k; j < head + 4 * k + 4; j++) if (!isPlain(bytes[j]!)) return j;
+    }
+  }
+  for (let i = head + 4 * words.length; i < n; i++) if (!isPlain(bytes[i]!)) return i;
   return n;
 }
 

@@ -8,10 +8,10 @@
 // its own setImmediate, so a flooding session's backlog is handled a slice per turn, round-robin
 // with the others and with the sockets' reads in between, not all at once ahead of them.
 
-import { concatBytes } from '../bytes.ts';
 import { nextTurn } from '../next-turn.ts';
+import { GatheredOutput, type OutputBytes } from './gathered-output.ts';
 
-type QueuedEvent = { chunks: Uint8Array[]; size: number; n: number | undefined } | { run: () => void; n: number | undefined };
+type QueuedEvent = { output: GatheredOutput; n: number | undefined } | { run: () => void; n: number | undefined };
 
 const TURN_BUDGET_BYTES = 16 * 1024;
 
@@ -21,19 +21,19 @@ export class PtyEventQueue {
   private scheduled = false;
 
   constructor(
-    private readonly emitOutput: (data: Uint8Array, n: number | undefined) => void,
+    private readonly emitOutput: (output: OutputBytes, n: number | undefined) => void,
     private readonly maxFrameBytes: number,
     private readonly handled: (n: number) => void = () => undefined,
   ) {}
 
+  /** `data` is copied (the host connection reads into its memory again, PtyHostListener.onData). */
   output(data: Uint8Array, n?: number): void {
     const last = this.events.at(-1);
-    if (last && 'chunks' in last && last.size + data.byteLength <= this.maxFrameBytes) {
-      last.chunks.push(data);
-      last.size += data.byteLength;
+    if (last && 'output' in last && last.output.size + data.byteLength <= this.maxFrameBytes) {
+      last.output.add(data);
       last.n = n ?? last.n;
     } else {
-      this.events.push({ chunks: [data], size: data.byteLength, n });
+      this.events.push({ output: new GatheredOutput(data), n });
     }
     this.schedule();
   }
@@ -61,8 +61,8 @@ export class PtyEventQueue {
       const e = this.events.shift()!;
       if ('run' in e) e.run();
       else {
-        this.emitOutput(concatBytes(e.chunks), e.n);
-        spent += e.size;
+        spent += e.output.size;
+        this.emitOutput(e.output.take(), e.n);
       }
       n = e.n ?? n;
     }

@@ -1,6 +1,7 @@
 // Where a session's events go, in order: numbered and logged once, then to every member, then to
 // the observers (the task runner), and its end: observers first, the Closed frame, goodbyes.
 import type { Metrics } from '../metrics.ts';
+import type { OutputBytes } from './gathered-output.ts';
 import type { Lifecycle, Ending } from './lifecycle.ts';
 import type { Membership } from './membership.ts';
 import type { SessionLog } from './session-log.ts';
@@ -36,10 +37,10 @@ export class SessionStream {
   }
 
   /** PTY output: an Output frame, folded into the screen once numbered. */
-  output(data: Uint8Array, hostEvent?: HostEvent): void {
+  output({ data, framed }: OutputBytes, hostEvent?: HostEvent): void {
     if (this.parts.lifecycle.ended) return;
     this.metrics.inc('pty_output_bytes_total', {}, data.byteLength);
-    this.parts.screen.output(data, this.emit({ kind: 'Output', data }, hostEvent).sequence);
+    this.parts.screen.output(data, this.emit({ kind: 'Output', data, framed }, hostEvent).sequence);
   }
 
   /** Bytes a controller typed, for the observers. */

@@ -14,7 +14,8 @@ export type { CloseReason };
  * snapshots as they are. wire.ts turns them into frames (JSON envelope, base64, PW1O) once.
  */
 export type SessionEvent =
-  | { kind: 'Output'; data: Uint8Array }
+  /** `framed`: `data` with room for its PW1O head before it (src/hub/gathered-output.ts), when it has that. */
+  | { kind: 'Output'; data: Uint8Array; framed?: Uint8Array }
   | { kind: 'Resize'; cols: number; rows: number }
   | { kind: 'MembershipChanged'; members: MembershipLists }
   | { kind: 'Keyframe'; snapshot: ScreenSnapshot }

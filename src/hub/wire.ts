@@ -18,7 +18,7 @@ import type { LogFrame, SessionEvent } from './types.ts';
  */
 export function encodeLogFrame(sessionId: string, event: SessionEvent, sequence: number, now: number, hostEvent?: LogEntry['hostEvent']): { frame: LogFrame; entry: LogEntry } {
   if (event.kind === 'Output') {
-    const frame = new OutputFrame(uuidv7(now), sequence, now, event.data);
+    const frame = new OutputFrame(uuidv7(now), sequence, now, event.data, event.framed);
     return { frame, entry: outputEntry(sessionId, frame, hostEvent) };
   }
   const frame = { sequence, json: JSON.stringify(eventFrame(event, sequence, now)) };

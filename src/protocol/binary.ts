@@ -4,13 +4,21 @@ const PW1O = [0x50, 0x57, 0x31, 0x4f];
 const PW1I = [0x50, 0x57, 0x31, 0x49];
 const STDOUT_STREAM = 1;
 
+/** The PW1O head's length: output bytes with this much room before them become a frame in place (writeOutputHead). */
+export const OUTPUT_HEAD_BYTES = 13;
+
 export function encodeOutputFrame(sequence: number, data: Uint8Array): Uint8Array {
-  const out = new Uint8Array(13 + data.byteLength);
-  out.set(PW1O, 0);
-  new DataView(out.buffer).setBigUint64(4, BigInt(sequence), false);
-  out[12] = STDOUT_STREAM;
-  out.set(data, 13);
-  return out;
+  const out = new Uint8Array(OUTPUT_HEAD_BYTES + data.byteLength);
+  out.set(data, OUTPUT_HEAD_BYTES);
+  return writeOutputHead(out, sequence);
+}
+
+/** Writes the PW1O head into the first OUTPUT_HEAD_BYTES of `frame`, whose output follows there, and returns `frame`: no copy. */
+export function writeOutputHead(frame: Uint8Array, sequence: number): Uint8Array {
+  frame.set(PW1O, 0);
+  new DataView(frame.buffer, frame.byteOffset, OUTPUT_HEAD_BYTES).setBigUint64(4, BigInt(sequence), false);
+  frame[12] = STDOUT_STREAM;
+  return frame;
 }
 
 /** The raw input bytes of a PW1I frame, or null when the magic is wrong. */

@@ -3,7 +3,7 @@
 // never base64-encodes its output, and the log stores the bytes as they came, with the frame's id
 // so that a replay sends the very frame a live client got.
 import type { LogEntry } from '../ports.ts';
-import { encodeOutputFrame } from './binary.ts';
+import { encodeOutputFrame, writeOutputHead } from './binary.ts';
 import { PTY_FRAME_OP } from './frames.ts';
 import { base64ToBytes, bytesToBase64 } from '../ids.ts';
 import { loggedPtyPayload } from './logged-frames.ts';
@@ -18,6 +18,11 @@ export class OutputFrame {
     /** When it was logged (milliseconds since the epoch): the frame's `ts`. */
     readonly at: number,
     readonly data: Uint8Array,
+    /**
+     * `data` with room for the PW1O head before it, in the same memory, when the caller made it so
+     * (src/hub/gathered-output.ts): the PW1O form is then written into that room, not copied.
+     */
+    private readonly framed?: Uint8Array,
   ) {}
 
   /**
@@ -29,7 +34,7 @@ export class OutputFrame {
   }
 
   get binary(): Uint8Array {
-    return (this.#binary ??= encodeOutputFrame(this.sequence, this.data));
+    return (this.#binary ??= this.framed ? writeOutputHead(this.framed, this.sequence) : encodeOutputFrame(this.sequence, this.data));
   }
 }
 

@@ -13,7 +13,7 @@ describe('PTY event queue', () => {
     const handled: string[] = [];
     const queue = (name: string) =>
       new PtyEventQueue(
-        (data, n) => emitted.push(`${name}${n}:${data.byteLength}`),
+        ({ data }, n) => emitted.push(`${name}${n}:${data.byteLength}`),
         FRAME,
         (n) => handled.push(`${name}${n}`),
       );
@@ -33,7 +33,7 @@ describe('PTY event queue', () => {
 
   it('merges what arrives within a turn into frames, and drain() still handles everything at once', () => {
     const emitted: number[] = [];
-    const q = new PtyEventQueue((data) => emitted.push(data.byteLength), FRAME);
+    const q = new PtyEventQueue(({ data }) => emitted.push(data.byteLength), FRAME);
     for (let i = 0; i < 10; i++) q.output(new Uint8Array(FRAME / 4));
     q.drain();
     expect(emitted).toEqual([FRAME, FRAME, FRAME / 2]);
@@ -41,7 +41,7 @@ describe('PTY event queue', () => {
 
   it('runs other events in order with the output, and holds everything while held', async () => {
     const seen: string[] = [];
-    const q = new PtyEventQueue((data) => seen.push(`out ${data.byteLength}`), FRAME);
+    const q = new PtyEventQueue(({ data }) => seen.push(`out ${data.byteLength}`), FRAME);
     q.hold();
     q.output(new Uint8Array(3));
     q.event(() => seen.push('resize'));

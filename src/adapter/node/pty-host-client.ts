@@ -1,8 +1,8 @@
 // The router's side of the PTY host socket on Node: pty/client.ts over node:net.
 
-import { createConnection, type Socket } from 'node:net';
+import { createConnection } from 'node:net';
 import path from 'node:path';
-import { PtyHostConnection, type HostSocket, type PtyHostClientOptions } from '../../../pty/client.ts';
+import { PtyHostConnection, type HostSocket, type HostSocketEvents, type PtyHostClientOptions } from '../../../pty/client.ts';
 import { PtyHostError } from '../../../pty/protocol.ts';
 import { hostSocketProblem } from '../../private-files.ts';
 import type { HopTrace } from '../../ports.ts';
@@ -21,7 +21,7 @@ export class PtyHostClient extends PtyHostConnection {
   static async connect(socketPath: string, options: PtyHostClientOptions = {}): Promise<PtyHostClient> {
     const problem = hostSocketProblem(path.resolve(socketPath), nodeFileFacts);
     if (problem) throw new UntrustedHostSocketError(problem);
-    const socket = nodeHostSocket(createConnection(socketPath), hopTraceFromEnv(process.env, 'router-host'));
+    const socket = nodeHostSocket(socketPath, hopTraceFromEnv(process.env, 'router-host'));
     return PtyHostConnection.greet(new PtyHostClient(socket, options), socketPath, options.timeoutMs);
   }
 }
@@ -35,8 +35,30 @@ export class UntrustedHostSocketError extends Error {
   }
 }
 
-/** `trace` (hop-trace.ts, undefined unless on) marks each frame written to the host and each chunk read from it. */
-function nodeHostSocket(socket: Socket, trace?: HopTrace): HostSocket {
+/** What one read of the host socket takes at most: the buffer every read goes into. */
+const READ_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * Every read goes into one buffer, reused (`onread`): a new buffer per read was a third of the
+ * router's buffer allocations under a flood, and those decide how often V8 collects the whole
+ * heap (docs/performance.md "Fewer buffers per output byte"). The client copies what it keeps
+ * (HostSocketEvents.data). `trace` (hop-trace.ts, undefined unless on) marks each frame written
+ * to the host and each chunk read from it.
+ */
+function nodeHostSocket(socketPath: string, trace?: HopTrace): HostSocket {
+  let events: HostSocketEvents | undefined;
+  const socket = createConnection({
+    path: socketPath,
+    onread: {
+      buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+      callback: (size, buffer) => {
+        const chunk = buffer.subarray(0, size);
+        trace?.('router.from_host', chunk);
+        events?.data(chunk);
+        return true; // pause() and resume() do the pausing (flow control)
+      },
+    },
+  });
   return {
     write: trace
       ? (bytes) => {
@@ -54,11 +76,10 @@ function nodeHostSocket(socket: Socket, trace?: HopTrace): HostSocket {
     },
     pause: () => void socket.pause(),
     resume: () => void socket.resume(),
-    listen(events) {
-      if (trace) socket.on('data', (chunk: Buffer) => trace('router.from_host', chunk));
-      socket.on('data', (chunk: Buffer) => events.data(chunk));
-      socket.on('error', (err) => events.error(err));
-      socket.on('close', () => events.close());
+    listen(listener) {
+      events = listener;
+      socket.on('error', (err) => listener.error(err));
+      socket.on('close', () => listener.close());
     },
   };
 }

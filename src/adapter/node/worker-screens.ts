@@ -46,7 +46,7 @@ interface Backlog {
   onFailed: ((error: Error) => void) | undefined;
   /** Why its emulator failed, once it has: writes count as parsed and snapshots fail from then on. */
   failed: Error | null;
-  held: Uint8Array<ArrayBuffer>[];
+  held: Uint8Array[];
   heldBytes: number;
   heldSeq: number;
 }
@@ -136,10 +136,10 @@ export class WorkerScreens {
         if (data.byteLength >= HOLD_BELOW_BYTES) {
           // What is held goes first, on its own: a frame of a flood is copied once, not again into the held ones.
           this.release(id);
-          return this.send(id, new Uint8Array(data), seq);
+          return this.send(id, data, seq);
         }
-        // Copies: the caller's bytes may be a view into a larger buffer (a socket read).
-        backlog.held.push(new Uint8Array(data));
+        // Kept as they are: a frame's bytes never change (Screen.write); release() copies them into one.
+        backlog.held.push(data);
         backlog.heldBytes += data.byteLength;
         backlog.heldSeq = seq;
         if (backlog.heldBytes >= HOLD_BELOW_BYTES) this.release(id);
@@ -158,12 +158,13 @@ export class WorkerScreens {
   }
 
   /**
-   * Transfers `data` (a copy of exactly these bytes, made by the caller): cloning a view would
-   * copy its whole buffer, and transferring the buffer of a Node Buffer (data.slice() is a view
-   * too, often of the shared pool) would detach bytes other messages still point into.
+   * Transfers `data`'s buffer when it is this object's own (`owned`), else a copy of exactly these
+   * bytes: cloning a view would copy its whole buffer, and transferring the caller's buffer would
+   * detach bytes other frames and messages still point into.
    */
-  private send(id: number, data: Uint8Array<ArrayBuffer>, seq: number): void {
-    this.worker.postMessage({ t: 'write', id, data, seq } satisfies ToWorker, [data.buffer]);
+  private send(id: number, data: Uint8Array, seq: number, owned = false): void {
+    const copy = owned ? data : new Uint8Array(data);
+    this.worker.postMessage({ t: 'write', id, data: copy, seq } satisfies ToWorker, [copy.buffer as ArrayBuffer]);
   }
 
   private hold(id: number): void {
@@ -182,7 +183,7 @@ export class WorkerScreens {
     const { held, heldSeq } = backlog;
     backlog.held = [];
     backlog.heldBytes = 0;
-    this.send(id, concatBytes(held), heldSeq);
+    this.send(id, concatBytes(held), heldSeq, held.length > 1);
   }
 
   private snapshot(id: number, now: boolean): Promise<ScreenSnapshot> {
