@@ -11,7 +11,7 @@ export interface LocalUser {
   gid: number;
   /** Runs argv as this user and waits: status and output. */
   run(argv: string[]): { status: number | null; stdout: string; stderr: string };
-  /** Starts argv as this user (stdio piped). */
+  /** Starts argv as this user (stdio piped): the child is the program itself, so killing it kills the program. */
   start(argv: string[]): ChildProcess;
 }
 
@@ -33,6 +33,8 @@ export function localUser(name = 'ptyws-other'): LocalUser {
       const r = spawnSync('runuser', asUser(argv), { encoding: 'utf8', timeout: 10_000 });
       return { status: r.status, stdout: r.stdout, stderr: r.stderr };
     },
-    start: (argv) => spawn('runuser', asUser(argv), { stdio: ['ignore', 'pipe', 'pipe'] }),
+    // setpriv execs the program as the user; runuser forks it and waits, so a killed runuser left
+    // the program running after the test (an orphaned listener per test, found by `ps`).
+    start: (argv) => spawn('setpriv', [`--reuid=${id('-u')}`, `--regid=${id('-g')}`, '--init-groups', '--', ...argv], { stdio: ['ignore', 'pipe', 'pipe'] }),
   };
 }
