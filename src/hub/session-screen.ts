@@ -10,6 +10,11 @@ import { rebuildScreen } from './screen-rebuild.ts';
 
 /** A session whose emulator broke this often stays without one (KEYFRAME_UNAVAILABLE): its output keeps breaking it. */
 const MAX_REBUILDS = 3;
+/**
+ * Output held for a rebuild beyond which the session's PTY events wait for it: the host's window
+ * then stops the PTY, so a flood during a slow rebuild costs this much memory, not all of it.
+ */
+const MAX_HELD_BYTES = 4 * 1024 * 1024;
 
 type Held = { data: Uint8Array; sequence: number } | { cols: number; rows: number; sequence: number };
 
@@ -38,8 +43,8 @@ export class SessionScreen {
   /** Emulators that threw: the current one, or one being rebuilt. */
   private readonly broken = new WeakMap<Screen, Error>();
   private rebuilds = 0;
-  /** A rebuild under way, and the frames (and resizes) that arrived since it started. */
-  private rebuilding: { done: Promise<void>; held: Held[] } | null = null;
+  /** A rebuild under way, the frames (and resizes) that arrived since it started, their bytes, and whether they hold the session's PTY events. */
+  private rebuilding: { done: Promise<void>; held: Held[]; heldBytes: number; holding: boolean } | null = null;
   private disposed = false;
 
   constructor(
@@ -94,8 +99,18 @@ export class SessionScreen {
 
   /** Folds in the bytes of the Output frame numbered `sequence`, and counts it for the cadence. */
   output(data: Uint8Array, sequence: number): void {
-    if (this.rebuilding) this.rebuilding.held.push({ data, sequence });
-    else this.screen?.write(data, sequence);
+    const r = this.rebuilding;
+    if (r) {
+      r.held.push({ data, sequence });
+      r.heldBytes += data.byteLength;
+      // Asked again on every frame past the cap: a periodic cut's release may have let go of it.
+      if (r.heldBytes >= MAX_HELD_BYTES) {
+        r.holding = true;
+        this.owner.hold();
+      }
+    } else {
+      this.screen?.write(data, sequence);
+    }
     this.cadence.onOutput();
   }
 
@@ -126,24 +141,34 @@ export class SessionScreen {
     this.deps.logger.log('error', giveUp ? 'screen model failed again: the session has no Keyframes from now on' : 'screen model failed: rebuilding it from the log', { session: this.sessionId, error: error.message, rebuilds: this.rebuilds });
     if (giveUp) return;
     this.rebuilds++;
-    const held: Held[] = [];
-    const done = rebuildScreen(this.deps.store, this.owner.record(), this.makeScreen).then(
+    const rebuilding = { done: Promise.resolve(), held: [] as Held[], heldBytes: 0, holding: false };
+    // The session's PTY events flow again once the held frames are folded in (or dropped with the rebuild).
+    const ended = () => {
+      // install() may have started the next rebuild (the screen broke while being rebuilt).
+      if (this.rebuilding === rebuilding) this.rebuilding = null;
+      if (rebuilding.holding) this.owner.release();
+    };
+    rebuilding.done = rebuildScreen(this.deps.store, this.owner.record(), this.makeScreen).then(
       ({ screen: fresh, through }) => {
-        this.rebuilding = null;
-        if (this.disposed) return fresh.dispose();
-        for (const h of held) {
+        if (this.disposed) {
+          fresh.dispose();
+          return ended();
+        }
+        for (const h of rebuilding.held) {
           if (h.sequence <= through) continue;
           if ('data' in h) fresh.write(h.data, h.sequence);
           else fresh.resize(h.cols, h.rows, h.sequence);
         }
+        this.rebuilding = null;
         this.install(fresh);
+        ended();
       },
       (e: unknown) => {
-        this.rebuilding = null;
         this.deps.logger.log('error', 'screen model could not be rebuilt from the log', { session: this.sessionId, error: String(e) });
+        ended();
       },
     );
-    this.rebuilding = { done, held };
+    this.rebuilding = rebuilding;
   }
 
   /** The process has ended: no more periodic keyframes. */

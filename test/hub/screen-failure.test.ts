@@ -8,6 +8,18 @@ import { deferred, FakeClock, FakeScreen, Rig, silentLogger, turn } from './fake
 
 const keyframeText = (frames: Array<{ payload: Record<string, unknown> }>) => atob(String(frames.find((f) => f.payload.kind === 'Keyframe')!.payload.snapshot));
 
+/** `read()` once it has not changed for ten turns (the session's queue hands on a frame a turn). */
+async function settled(read: () => number): Promise<number> {
+  let last = -1;
+  for (let still = 0, i = 0; still < 10 && i < 1000; i++) {
+    await turn();
+    const now = read();
+    still = now === last ? still + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
 describe('a broken screen model', () => {
   it('is rebuilt from the log; output and a resize during the rebuild follow it, once; a join waits for it', async () => {
     const rig = new Rig();
@@ -34,6 +46,26 @@ describe('a broken screen model', () => {
     expect(keyframeText(conn.frames())).toBe('one two ');
     await rig.output('three');
     expect(rebuilt.text).toBe('one two three');
+  });
+
+  it('holds the session\'s PTY events while a slow rebuild has 4 MiB held, and lets them go, all of them, once it is done', async () => {
+    const rig = new Rig();
+    const controller = await rig.join('controller');
+    await rig.output('start ');
+    const gate = deferred();
+    rig.store.readGate = gate.promise;
+    rig.screens[0]!.fail(new Error('emulator bug'));
+    const chunk = 'x'.repeat(64 * 1024);
+    // 6 MiB arrive from the host while the rebuild waits on the log: past 4 MiB they stay queued.
+    for (let i = 0; i < 96; i++) rig.session.onOutput(new TextEncoder().encode(chunk));
+    const outputBytes = () => controller.conn.frames().filter((f) => f.payload.kind === 'Output').reduce((n, f) => n + atob(String(f.payload.data)).length, 0);
+    const whileHeld = await settled(outputBytes);
+    expect(whileHeld).toBeGreaterThanOrEqual(4 * 1024 * 1024);
+    expect(whileHeld).toBeLessThan(5 * 1024 * 1024);
+    gate.resolve();
+    rig.store.readGate = null;
+    expect(await settled(outputBytes)).toBe('start '.length + 96 * chunk.length);
+    expect(rig.screens[1]!.text).toBe('start ' + chunk.repeat(96));
   });
 
   it('folds in a frame once when the rebuild read it from the log too', async () => {
