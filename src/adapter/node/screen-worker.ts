@@ -1,7 +1,7 @@
 // The worker thread that runs every session's terminal emulator, off the router's output path.
 import { parentPort } from 'node:worker_threads';
 import { ScreenModel } from '../../hub/screen.ts';
-import type { FromWorker, ToWorker } from './worker-screens.ts';
+import type { FromWorker, ToWorker } from './screen-worker-messages.ts';
 import { runInBackground } from './background-thread.ts';
 
 function serve(port: NonNullable<typeof parentPort>): void {

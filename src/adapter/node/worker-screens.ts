@@ -11,6 +11,7 @@
 import { Worker } from 'node:worker_threads';
 import { concatBytes } from '../../bytes.ts';
 import type { Logger, Screen, ScreenSnapshot } from '../../ports.ts';
+import type { FromWorker, ToWorker } from './screen-worker-messages.ts';
 import { workerEntry } from './package-files.ts';
 
 /** Writes below this size are held (until they add up to it); one of this size goes at once, after what is held. */
@@ -19,19 +20,6 @@ const HOLD_BELOW_BYTES = 4096;
 const HOLD_MS = 20;
 /** A worker that dies this soon after it was started again is not started again. */
 const RESTART_WITHIN_MS = 60_000;
-
-export type ToWorker =
-  | { t: 'create'; id: number; cols: number; rows: number }
-  | { t: 'write'; id: number; data: Uint8Array; seq: number }
-  | { t: 'resize'; id: number; cols: number; rows: number; seq: number }
-  | { t: 'snapshot'; id: number; req: number; now: boolean }
-  | { t: 'dispose'; id: number };
-
-export type FromWorker =
-  | { t: 'parsed'; id: number; bytes: number }
-  | { t: 'snapshot'; req: number; snap?: ScreenSnapshot; error?: string }
-  /** The screen's emulator threw: the worker has let it go (and goes on with the others). */
-  | { t: 'failed'; id: number; error: string };
 
 interface Waiter {
   id: number;
