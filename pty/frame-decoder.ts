@@ -166,10 +166,7 @@ export class FrameDecoder<S extends MessageSchema> {
 
   /** each(): what is still buffered moves into #rest, the decoder's own memory, before the caller reuses its chunk. */
   #keepRest(): void {
-    if (this.#buffered === 0) {
-      this.#chunks.length = 0;
-      return;
-    }
+    if (this.#buffered === 0) return;
     const parts = this.#chunks.splice(0);
     let rest = this.#rest;
     let at = 0;

@@ -159,7 +159,6 @@ export class SessionScreen {
           if ('data' in h) fresh.write(h.data, h.sequence);
           else fresh.resize(h.cols, h.rows, h.sequence);
         }
-        this.rebuilding = null;
         this.install(fresh);
         ended();
       },

@@ -38,8 +38,8 @@ export function encodeInputFrame(data: Uint8Array): Uint8Array {
 
 /** The sequence and bytes of a PW1O frame (client side), or null when it is not one. */
 export function decodeOutputFrame(frame: Uint8Array): { sequence: number; data: Uint8Array } | null {
-  if (frame.byteLength < 13) return null;
+  if (frame.byteLength < OUTPUT_HEAD_BYTES) return null;
   for (let i = 0; i < 4; i++) if (frame[i] !== PW1O[i]) return null;
   const sequence = Number(new DataView(frame.buffer, frame.byteOffset, frame.byteLength).getBigUint64(4, false));
-  return { sequence, data: frame.subarray(13) };
+  return { sequence, data: frame.subarray(OUTPUT_HEAD_BYTES) };
 }
