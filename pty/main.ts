@@ -51,8 +51,6 @@ async function main(config: Config, log: Logger): Promise<void> {
     process.umask(umask);
   }
   await once(server, 'listening');
-  process.stdout.write(`pty-host listening ${socketPath}\n`);
-  log.log('info', 'listening', { socket: socketPath });
 
   const shutdown = async (signal: NodeJS.Signals) => {
     log.log('info', 'shutting down', { signal, sessions: host.sessionCount });
@@ -66,8 +64,12 @@ async function main(config: Config, log: Logger): Promise<void> {
     }
     process.exit(0);
   };
+  // Before the listening line: whoever reads it may stop the host at once, and until a handler
+  // is set a SIGTERM ends the process by the default action (no clean shutdown, no exit code 0).
   process.once('SIGTERM', (signal) => void shutdown(signal));
   process.once('SIGINT', (signal) => void shutdown(signal));
+  process.stdout.write(`pty-host listening ${socketPath}\n`);
+  log.log('info', 'listening', { socket: socketPath });
 }
 
 /** Removes a socket file left by a host that died, refusing to touch a live one or a non-socket. */
