@@ -34,10 +34,16 @@ export function sessionMembers(leader: number): number[] {
   return members;
 }
 
-/** Sends `signal` to the leader's process group and to every process of its kernel session. */
+/**
+ * Sends `signal` to the leader's process group and to every process of its kernel session; and
+ * to the leader by its pid while it is a child of ours. A PTY's child makes its session only once
+ * it runs: a kill sent before that (a session ended right after it started, on a busy machine)
+ * found no group or session of that id, and the process ran on until the SIGKILL.
+ */
 export function signalSession(leader: number, signal: NodeJS.Signals | number): void {
   // 0 and 1 would mean our own process group and init: never a session of ours.
   if (!Number.isSafeInteger(leader) || leader <= 1) return;
+  if (procStat(leader)?.ppid === process.pid) trySignal(leader, signal);
   trySignal(-leader, signal);
   for (const pid of sessionMembers(leader)) trySignal(pid, signal);
 }
