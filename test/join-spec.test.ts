@@ -99,6 +99,25 @@ describe('process-start fields on pty.join_session', () => {
     admin.client.close();
   });
 
+  it('empty backend fields ask for nothing: an observer or another controller starts the backend the creator chose', async () => {
+    // An empty string passed the check as "not asked" but reached the start as a name, which
+    // chose the server's default backend: a switch the check would have refused.
+    for (const [who, role] of [
+      [olga, 'observer'],
+      [bob, 'controller'],
+    ] as const) {
+      for (const empty of [{ session_backend: '', session_class: '' }, { backend: '', session_class: '' }]) {
+        const s = await server.createSession({ command: 'echo in-tmux-$((3+3)); sleep 30', session_backend: 'tmux' }, alice.token);
+        expect(await record(s.session_id)).toMatchObject({ state: 'created', session_backend: 'tmux' });
+        const { client, end } = await joinResult(s.attach_url, who.token, { role, ...empty });
+        expect(end.payload.kind, `${who.principal} ${JSON.stringify(empty)}`).toBe('Keyframe');
+        await shows(client, 'in-tmux-6');
+        expect(await record(s.session_id), `${who.principal} ${JSON.stringify(empty)}`).toMatchObject({ state: 'running', session_backend: 'tmux' });
+        client.close();
+      }
+    }
+  });
+
   it("once started, a join's fields must match what runs: the same are accepted, others are INVALID_REQUEST", async () => {
     const s = await server.createSession({ argv: ['/bin/sh', '-c', 'echo started; sleep 30'], cwd: '/tmp', env: { FOO: 'bar' } }, alice.token);
     const first = await joinResult(s.attach_url, alice.token, { role: 'controller' });

@@ -57,6 +57,16 @@ function namedProcessFields(join: SessionHostFields): string[] {
   return named;
 }
 
+/**
+ * The backend and class a join asks for, undefined where it asks for none. An empty string asks
+ * for nothing, as an empty cwd does: the check and the start read the fields through this one
+ * reading, so what the check lets pass as "not asked" is never taken as a name when the process
+ * starts (docs/security.md, item 1).
+ */
+export function askedHost(join: SessionHostFields): { backend: string | undefined; sessionClass: string | undefined } {
+  return { backend: join.session_backend || join.backend || undefined, sessionClass: join.session_class || undefined };
+}
+
 /** The parts of the session's spec this join would change. */
 function changes(record: SessionRecord, join: SessionHostFields, d: Pick<SpawnDefaults, 'defaultShell' | 'defaultCwd'>): string[] {
   const changed: string[] = [];
@@ -65,9 +75,9 @@ function changes(record: SessionRecord, join: SessionHostFields, d: Pick<SpawnDe
   const cwd = joinCwd(join);
   if (cwd !== undefined && cwd !== recordedCwd(record, d)) changed.push('cwd');
   if (join.env && Object.entries(join.env).some(([k, v]) => record.env[k] !== v)) changed.push('env');
-  const backend = join.session_backend || join.backend;
-  if (backend && backend !== record.backend) changed.push('session_backend');
-  if (join.session_class && join.session_class !== record.sessionClass) changed.push('session_class');
+  const asked = askedHost(join);
+  if (asked.backend !== undefined && asked.backend !== record.backend) changed.push('session_backend');
+  if (asked.sessionClass !== undefined && asked.sessionClass !== record.sessionClass) changed.push('session_class');
   return changed;
 }
 

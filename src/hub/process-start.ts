@@ -1,6 +1,7 @@
 // Starting a session's process (docs/protocol.md §5.4): the backend and size the join asks for, the
 // spawn spec, and the screen made before the process exists so its first bytes are folded in.
 import type { HubDeps } from './deps.ts';
+import { askedHost } from './join-spec.ts';
 import type { Ending, Lifecycle, Starter } from './lifecycle.ts';
 import { buildSpawnSpec, selectBackend, spawnError } from './session-host.ts';
 import type { SessionScreen } from './session-screen.ts';
@@ -24,7 +25,8 @@ export function processStarter(s: StarterContext): Starter {
   return async (req, firstController) => {
     const { config, pty, sessionHost } = s.deps;
     const record = s.lifecycle.record;
-    const { backend, sessionClass } = selectBackend(sessionHost, req.session_backend ?? req.backend ?? record.backend, req.session_class ?? record.sessionClass);
+    const asked = askedHost(req);
+    const { backend, sessionClass } = selectBackend(sessionHost, asked.backend ?? record.backend, asked.sessionClass ?? record.sessionClass);
     // Only the first controller's size counts.
     const size = firstController ? (req.terminal_size ?? (req.cols && req.rows ? { cols: req.cols, rows: req.rows } : undefined)) : undefined;
     const cols = size?.cols ?? record.cols;

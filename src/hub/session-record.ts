@@ -5,6 +5,7 @@ import { uuidv7 } from '../ids.ts';
 import { describeIssue } from '../protocol/envelope.ts';
 import { SessionHostFields } from '../protocol/pty-payloads.ts';
 import type { SessionRecord } from '../ports.ts';
+import { askedHost } from './join-spec.ts';
 import { selectBackend, type SessionHostCaps } from './session-host.ts';
 
 export const CreateSession = v.object({
@@ -23,7 +24,8 @@ export function newSessionRecord(
   o: { instanceId: string; caps: SessionHostCaps; defaultCols: number; defaultRows: number; createdBy: string | null; now: number },
   input: CreateSession,
 ): SessionRecord {
-  const { backend, sessionClass } = selectBackend(o.caps, input.session_backend ?? input.backend, input.session_class);
+  const asked = askedHost(input);
+  const { backend, sessionClass } = selectBackend(o.caps, asked.backend, asked.sessionClass);
   return {
     id: uuidv7(o.now),
     instanceId: o.instanceId,
