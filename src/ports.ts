@@ -294,6 +294,8 @@ export interface ShareStore {
   create(rec: ShareRecord): Promise<void>;
   /** The share whose token has this hash, revoked or not. */
   byTokenHash(tokenSha256: string): Promise<ShareRecord | undefined>;
+  /** The share with this id, revoked or not. */
+  byId(shareId: string): Promise<ShareRecord | undefined>;
   /** The session's shares that are neither revoked nor expired at `now` (ms), oldest first. */
   listActive(sessionId: string, now: number): Promise<ShareRecord[]>;
   /** Marks it revoked; false when the session has no such share, or it was revoked already. */

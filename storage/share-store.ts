@@ -20,6 +20,11 @@ export class LibsqlShareStore implements ShareStore {
     return row;
   }
 
+  async byId(shareId: string): Promise<ShareRecord | undefined> {
+    const [row] = await this.db.select().from(shares).where(eq(shares.id, shareId));
+    return row;
+  }
+
   async listActive(sessionId: string, now: number): Promise<ShareRecord[]> {
     return this.db
       .select()

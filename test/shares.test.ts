@@ -155,6 +155,32 @@ describe('share links', () => {
     ctl.close();
   });
 
+  it("a share minted with a share ends with it: revoking the pair link ends its children's connections and tokens", async () => {
+    const { id, url, ctl } = await running();
+    const pair = await mint(id, alice.token, { scope: 'pty:control', expires_in: 600, label: 'pair' });
+    const child = await mint(id, pair.token, { scope: 'pty:control', label: 'child' });
+    const grandchild = await mint(id, child.token, { label: 'grandchild' });
+    const other = await mint(id, alice.token, { label: 'other' });
+    const typist = await TestClient.connect(url, { token: child.token });
+    await typist.join({ role: 'controller' });
+    const watcher = await TestClient.connect(url, { token: grandchild.token });
+    await watcher.join({ role: 'observer' });
+
+    expect((await rest(`/${id}/shares/${pair.share_id}`, alice.token, { method: 'DELETE' })).status).toBe(204);
+    for (const c of [typist, watcher]) {
+      expect((await c.waitForClose(2000)).code).toBe(4401);
+      expect(c.frames().at(-1)!.payload).toMatchObject({ code: 'UNAUTHENTICATED', message: expect.stringMatching(/revoked/) });
+    }
+    for (const s of [child, grandchild]) {
+      expect((await rest(`/${id}`, s.token)).status, s.label!).toBe(401);
+      expect(await TestClient.refusedStatus(url, { token: s.token }), s.label!).toBe(401);
+    }
+    const left = (await (await rest(`/${id}/shares`, alice.token)).json()) as { shares: Array<{ label: string }> };
+    expect(left.shares.map((s) => s.label)).toEqual(['other']);
+    expect((await rest(`/${id}`, other.token)).status).toBe(200);
+    ctl.close();
+  });
+
   it('an expiring share ends its connection when it expires', async () => {
     const { id, url, ctl } = await running();
     const share = await mint(id, alice.token, { expires_in: 1 });

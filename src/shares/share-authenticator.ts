@@ -13,6 +13,12 @@ import { SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
 /** A share's principal id: its own (audit logs tell shares apart), never its minter's. */
 export const sharePrincipalId = (shareId: string): string => `share:${shareId}`;
 
+/** The share a principal id names (sharePrincipalId's inverse); undefined for any other principal. */
+export const shareIdOf = (principalId: string): string | undefined => (principalId.startsWith('share:') ? principalId.slice('share:'.length) : undefined);
+
+/** How many shares a chain of shares minted with shares may have above one: far more than anyone makes. */
+const MAX_MINTED_DEPTH = 32;
+
 /** The principal of a share: its scope, on its one session, until it expires. */
 export function sharePrincipal(rec: ShareRecord): Principal {
   return { id: sharePrincipalId(rec.id), scopes: new Set([rec.scope]), sessions: new Set([rec.sessionId]), expiresAt: Date.parse(rec.expiresAt) };
@@ -40,8 +46,28 @@ export class ShareAuthenticator implements Authenticator {
     if (!this.base.enforced || !token?.startsWith(SHARE_TOKEN_PREFIX)) return this.base.authenticate(token, certificate);
     const rec = await this.shares.byTokenHash(await sha256Hex(token));
     if (!rec || rec.instanceId !== this.instanceId) throw new BindingError('UNAUTHENTICATED', 'unknown share token');
-    if (rec.revokedAt !== null) throw new BindingError('UNAUTHENTICATED', 'this share link was revoked');
-    if (Date.parse(rec.expiresAt) <= this.clock.now()) throw new BindingError('UNAUTHENTICATED', 'this share link has expired');
+    this.#check(rec, 'this share link');
+    await this.#checkMinters(rec);
     return sharePrincipal(rec);
+  }
+
+  #check(rec: ShareRecord, what: string): void {
+    if (rec.revokedAt !== null) throw new BindingError('UNAUTHENTICATED', `${what} was revoked`);
+    if (Date.parse(rec.expiresAt) <= this.clock.now()) throw new BindingError('UNAUTHENTICATED', `${what} has expired`);
+  }
+
+  /**
+   * A share minted with a share ends with it (docs/sharing.md): every share above it must still
+   * hold. Revoking one also revokes those minted with it (ShareService.revoke); this catches one
+   * minted while that revocation was under way.
+   */
+  async #checkMinters(rec: ShareRecord): Promise<void> {
+    let minter = shareIdOf(rec.createdBy);
+    for (let depth = 0; minter !== undefined; depth++) {
+      const above = depth < MAX_MINTED_DEPTH ? await this.shares.byId(minter) : undefined;
+      if (!above) throw new BindingError('UNAUTHENTICATED', 'the share link this one was minted with is gone');
+      this.#check(above, 'the share link this one was minted with');
+      minter = shareIdOf(above.createdBy);
+    }
   }
 }

@@ -60,10 +60,21 @@ export class ShareService {
     return this.deps.store.listActive(sessionId, this.deps.clock.now());
   }
 
-  /** False when the session has no such active share. */
+  /**
+   * False when the session has no such active share. The shares minted with it go too, and theirs
+   * (docs/sharing.md: a share minted with a share ends with it), each ending its connections.
+   */
   async revoke(sessionId: string, shareId: string): Promise<boolean> {
-    const done = await this.deps.store.revoke(sessionId, shareId, new Date(this.deps.clock.now()).toISOString());
-    if (done) this.deps.endConnections(sharePrincipalId(shareId), 'the share link of this connection was revoked');
-    return done;
+    const at = new Date(this.deps.clock.now()).toISOString();
+    const done = await this.deps.store.revoke(sessionId, shareId, at);
+    if (!done) return false;
+    const ending = [shareId];
+    for (let next = ending.pop(); next !== undefined; next = ending.pop()) {
+      if (next !== shareId && !(await this.deps.store.revoke(sessionId, next, at))) continue;
+      this.deps.endConnections(sharePrincipalId(next), next === shareId ? 'the share link of this connection was revoked' : 'the share link this connection\'s share was minted with was revoked');
+      const minted = (await this.list(sessionId)).filter((s) => s.createdBy === sharePrincipalId(next));
+      ending.push(...minted.map((s) => s.id));
+    }
+    return true;
   }
 }
