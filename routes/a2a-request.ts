@@ -5,10 +5,8 @@ import type { Principal } from '../src/auth/principal.ts';
 import { A2A_ERRORS, BindingError } from '../src/errors.ts';
 import type { AppDeps } from './deps.ts';
 import { requireSecureTransport } from './guards.ts';
-import { bearerFromHeader } from './request.ts';
+import { bearerFromHeader, MAX_BODY_BYTES, readText } from './request.ts';
 
-/** A request body larger than this is refused before it is parsed. */
-const MAX_BODY_BYTES = 1024 * 1024;
 const JSON_TYPES = ['application/json', 'application/a2a+json'];
 
 /**
@@ -37,30 +35,11 @@ export async function jsonBody(c: Context): Promise<unknown> {
   if (!type || !JSON_TYPES.includes(type)) {
     throw new BindingError('INVALID_REQUEST', `the body must be sent as Content-Type: application/json (got ${type ?? 'none'})`, { a2a: A2A_ERRORS.contentTypeNotSupported });
   }
-  const text = await readText(c.req.raw, MAX_BODY_BYTES);
+  const text = await readText(c, MAX_BODY_BYTES);
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch {
     throw new BindingError('INVALID_REQUEST', 'the body is not JSON', { a2a: A2A_ERRORS.parseError });
-  }
-}
-
-/** The body as text, refused as soon as it grows past `max` bytes (a missing Content-Length does not get around it). */
-async function readText(req: Request, max: number): Promise<string> {
-  if (!req.body) return '';
-  const reader = req.body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return text + decoder.decode();
-    size += value.length;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      throw new BindingError('INVALID_REQUEST', `the body is larger than ${max} bytes`);
-    }
-    text += decoder.decode(value, { stream: true });
   }
 }

@@ -1,6 +1,7 @@
 // Small helpers shared by the routes: public URLs, bearer extraction, tokens where they must not be.
 import type { Context } from 'hono';
 import { isJwtShaped } from '../src/auth/authenticator.ts';
+import { BindingError } from '../src/errors.ts';
 import type { Config } from '../src/config.ts';
 import { hostNamesThisServer } from './guards.ts';
 
@@ -53,4 +54,45 @@ export async function tokenInQuery(c: Context, knows: ((token: string) => Promis
     if (TOKEN_QUERY_NAMES.has(name.toLowerCase()) || (await isToken(value))) return `parameter ${JSON.stringify(name.slice(0, 64))}`;
   }
   return null;
+}
+
+/**
+ * A request body larger than this is refused before it is parsed: REST and the A2A bindings alike
+ * (docs/a2a.md, docs/security.md). A record made from a body is stored and read back by every list.
+ */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The body as text, refused as soon as it grows past `max` bytes (a missing Content-Length does
+ * not get around it). The rest is not read: the answer says `Connection: close`, so a client that
+ * keeps connections does not send its next request on one the server is closing.
+ */
+export async function readText(c: Context, max: number): Promise<string> {
+  const req = c.req.raw;
+  if (!req.body) return '';
+  const reader = req.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    size += value.length;
+    if (size > max) {
+      c.header('connection', 'close');
+      await reader.cancel().catch(() => undefined);
+      throw new BindingError('INVALID_REQUEST', `the body is larger than ${max} bytes`);
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
+/** A REST POST's JSON body, read within MAX_BODY_BYTES. */
+export async function restJsonBody(c: Context): Promise<unknown> {
+  const text = await readText(c, MAX_BODY_BYTES);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new BindingError('INVALID_REQUEST', 'the body must be a JSON object');
+  }
 }

@@ -10,7 +10,7 @@ import type { SessionRecord } from '../src/ports.ts';
 import type { SessionInfo, SessionList, SessionTerminated } from '../src/protocol/session-info.ts';
 import type { AppDeps } from './deps.ts';
 import { requestIsSecure, requireSecureTransport } from './guards.ts';
-import { bearerFromHeader, publicOrigins } from './request.ts';
+import { bearerFromHeader, publicOrigins, restJsonBody } from './request.ts';
 import { sessionInfo } from './session-view.ts';
 
 type Env = { Variables: { principal: Principal } };
@@ -45,9 +45,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   app.post('/', async (c) => {
     requireScope(c.get('principal'), 'pty:control');
     if (c.get('principal').sessions) throw new BindingError('PERMISSION_DENIED', 'a bearer restricted to particular sessions cannot create sessions');
-    const body = await c.req.json().catch(() => {
-      throw new BindingError('INVALID_REQUEST', 'the body must be a JSON object');
-    });
+    const body = await restJsonBody(c);
     const principal = c.get('principal');
     const rec = newSessionRecord(
       { instanceId: config.instanceId, caps: hub.deps.sessionHost, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: principal.id, now: Date.now() },

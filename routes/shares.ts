@@ -8,7 +8,7 @@ import type { ShareRecord } from '../src/ports.ts';
 import type { MintedShare, ShareInfo } from '../src/protocol/share-info.ts';
 import type { AppDeps } from './deps.ts';
 import { requestIsSecure } from './guards.ts';
-import { publicOrigins } from './request.ts';
+import { publicOrigins, restJsonBody } from './request.ts';
 
 type Env = { Variables: { principal: Principal } };
 
@@ -37,9 +37,7 @@ export function shareRoutes(deps: AppDeps): Hono<Env> {
   app.post('/', async (c) => {
     const sessionId = await controlledSession(c);
     if (!sessionId) return notFound(c);
-    const body = await c.req.json().catch(() => {
-      throw new BindingError('INVALID_REQUEST', 'the body must be a JSON object');
-    });
+    const body = await restJsonBody(c);
     const { share, token } = await shares.mint(c.get('principal'), sessionId, body);
     deps.hub.deps.logger.log('info', 'audit.share_minted', { principal: c.get('principal').id, session: sessionId, share_id: share.id, scope: share.scope, expires_at: share.expiresAt });
     const url = shareUrl(publicOrigins(c, config, deps.localPort(c), requestIsSecure(c, config)).http, sessionId, token, share.scope);

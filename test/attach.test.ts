@@ -268,6 +268,27 @@ describe('REST and AgentCard', () => {
     const badClass = await fetch(`${server.origin}/agents/local/sessions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ session_class: 'managed' }) });
     expect(await badClass.json()).toMatchObject({ error: { code: 'session_class.not_implemented' } });
 
+    // A body past 1 MiB is refused as it arrives, sent whole or in chunks without a length: a
+    // stored record is read back by every list and every creation's count.
+    const post = (body: BodyInit, path = '') => fetch(`${server.origin}/agents/local/sessions${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+    // The server stops reading there: the client sees the 400, or (still sending) the socket closed.
+    const refused = async (sent: Promise<Response>): Promise<string> => {
+      const res = await sent.catch((e: unknown) => ((e as { cause?: { code?: string } }).cause?.code === 'UND_ERR_SOCKET' ? null : Promise.reject(e)));
+      if (!res) return 'closed';
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/larger than 1048576 bytes/);
+      return 'refused';
+    };
+    const count = async () => ((await (await fetch(`${server.origin}/agents/local/sessions`, { headers: auth })).json()) as { sessions: unknown[] }).sessions.length;
+    const shares = async () => ((await (await fetch(`${server.origin}/agents/local/sessions/${s.session_id}/shares`, { headers: auth })).json()) as { shares: unknown[] }).shares.length;
+    const [sessionsBefore, sharesBefore] = [await count(), await shares()];
+    const huge = JSON.stringify({ env: { BIG: 'x'.repeat(2 * 1024 * 1024) } });
+    for (const body of [huge, new Blob([huge]).stream()]) expect(['refused', 'closed']).toContain(await refused(post(body)));
+    expect(['refused', 'closed']).toContain(await refused(post(JSON.stringify({ label: 'x'.repeat(2 * 1024 * 1024) }), `/${s.session_id}/shares`)));
+    expect([await count(), await shares()]).toEqual([sessionsBefore, sharesBefore]);
+    expect((await post(JSON.stringify({ env: { BIG: 'x'.repeat(512 * 1024) } }))).status).toBe(201);
+    expect((await post('not json')).status).toBe(400);
+
     expect((await fetch(`${server.origin}/agents/local/sessions`)).status).toBe(401);
     expect((await fetch(`${server.origin}/agents/other/sessions`, { headers: auth })).status).toBe(404);
     expect((await fetch(`${server.origin}/agents/local/sessions/nope`, { headers: auth })).status).toBe(404);
