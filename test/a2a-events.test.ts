@@ -1,6 +1,7 @@
 // Unit tests of the standard bindings' task streams: TaskEventStream (src/a2a/task-events.ts) and
 // its SSE body (src/a2a/sse.ts), fed frames as the task runner delivers them.
 import { describe, expect, it } from 'vitest';
+import { BindingError } from '../src/errors.ts';
 import { sseResponse } from '../src/a2a/sse.ts';
 import { TaskEventStream, type StreamResponse } from '../src/a2a/task-events.ts';
 import type { Task, TaskState } from '../src/protocol/a2a.ts';
@@ -60,6 +61,24 @@ describe('TaskEventStream', () => {
     expect(await waiting).toEqual({ done: true, value: undefined });
     s.follower.sendLog(frame(task('TASK_STATE_COMPLETED')));
     expect(ended).toBe(1);
+  });
+});
+
+describe('TaskEventStream ended by its credential', () => {
+  it('end(err) drops what is queued; the reader gets err next, the SSE body its error event, and nothing after', async () => {
+    const s = new TaskEventStream('c6');
+    let ended = 0;
+    s.whenEnded(() => ended++);
+    s.begin(task('TASK_STATE_WORKING'));
+    s.follower.sendLog(frame(task('TASK_STATE_WORKING', output)));
+    s.end(new BindingError('UNAUTHENTICATED', 'the share link of this connection was revoked', { fatal: true }));
+    s.follower.sendLog(frame(task('TASK_STATE_COMPLETED', output)));
+    const text = await sseResponse(s, (e) => e, (e) => `event: error\ndata: ${JSON.stringify({ code: (e as BindingError).code })}\n\n`).text();
+    expect(text).toBe('event: error\ndata: {"code":"UNAUTHENTICATED"}\n\n');
+    expect(ended).toBe(1);
+    // A listener added after the end runs at once (an operation still setting the stream up).
+    s.whenEnded(() => ended++);
+    expect(ended).toBe(2);
   });
 });
 

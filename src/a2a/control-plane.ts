@@ -49,8 +49,13 @@ export class A2aControlPlane {
   /** SendStreamingMessage: the task, then its updates until it is terminal. */
   async streamMessage(p: Principal, params: unknown): Promise<AsyncIterable<StreamResponse>> {
     const req = parseParams(SendMessageRequest, params);
-    const events = new TaskEventStream(uuidv7(this.deps.clock.now()));
-    await this.submit(p, req, events);
+    const events = this.openStream(p);
+    try {
+      await this.submit(p, req, events);
+    } catch (e) {
+      events.close();
+      throw e;
+    }
     return events;
   }
 
@@ -82,10 +87,17 @@ export class A2aControlPlane {
   async subscribe(p: Principal, params: unknown): Promise<AsyncIterable<StreamResponse>> {
     requireScope(p, 'pty:observe', 'subscribe to tasks');
     const { id } = parseParams(TaskIdRequest, params);
-    const tasks = await this.tasksOf(await this.contextOfTask(p, id));
-    const events = new TaskEventStream(uuidv7(this.deps.clock.now()));
-    events.whenEnded(() => tasks.unwatch(events.follower));
-    events.begin(await tasks.watch(id, events.follower));
+    const events = this.openStream(p);
+    try {
+      const tasks = await this.tasksOf(await this.contextOfTask(p, id));
+      const task = await tasks.watch(id, events.follower);
+      // After the watch: a stream its credential ended meanwhile unwatches at once.
+      events.whenEnded(() => tasks.unwatch(events.follower));
+      events.begin(task);
+    } catch (e) {
+      events.close();
+      throw e;
+    }
     return events;
   }
 
@@ -101,6 +113,17 @@ export class A2aControlPlane {
 
   // ------------------------------------------------------------------ helpers
 
+  /**
+   * A stream that ends with the credential that opened it, like a pty-ws attachment: revoked
+   * (docs/sharing.md) or expired (README, "Expiry mid-connection"), it ends with UNAUTHENTICATED.
+   * Held from before the operation's first await, so a revocation meanwhile is not missed.
+   */
+  private openStream(p: Principal): TaskEventStream {
+    const events = new TaskEventStream(uuidv7(this.deps.clock.now()));
+    events.whenEnded(this.deps.hub.endWithCredential(p, events));
+    return events;
+  }
+
   private async submit(p: Principal, req: SendMessageRequest, events?: TaskEventStream): Promise<{ run: Run; tasks: SessionTasks }> {
     requireScope(p, 'pty:control', 'send messages');
     if (req.configuration?.taskPushNotificationConfig !== undefined) throw pushUnsupported();
@@ -110,11 +133,13 @@ export class A2aControlPlane {
     const contextId = message.contextId ?? (message.taskId !== undefined ? await this.contextOfTask(p, message.taskId) : undefined);
     const { session, created } = await contextOf(this.deps, p, message, contextId);
     const tasks = this.deps.tasks.forSession(session);
-    if (events) events.whenEnded(() => tasks.unwatch(events.follower));
     try {
       const run = await tasks.submit({ ...message, contextId: session.id }, { params: () => undefined, sender: { client_id: `a2a:${p.id}`, label: `${p.id} (A2A)` }, follower: events?.follower, accepted: events ? (task) => events.begin(task) : undefined });
+      // After the submit, which made the stream a follower: one already over (its credential ended meanwhile) unwatches at once.
+      events?.whenEnded(() => tasks.unwatch(events.follower));
       return { run, tasks };
     } catch (e) {
+      if (events) tasks.unwatch(events.follower);
       // A session started for a message that was then refused is not left running.
       if (created) await this.deps.hub.kill(session.id).catch(() => false);
       throw asParamsError(e);

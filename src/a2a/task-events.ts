@@ -1,6 +1,8 @@
 // One task's events as A2A v1.0 StreamResponse objects, for an SSE stream of the standard bindings:
 // the task first, then every status update the task runner announces (an artifact the update
-// brings comes just before it), ending at the first terminal or interrupted state.
+// brings comes just before it), ending at the first terminal or interrupted state, or with an error
+// when the credential that opened it is revoked or expires (docs/sharing.md).
+import type { BindingError } from '../errors.ts';
 import type { Artifact, Task, TaskStatusUpdateEvent } from '../protocol/a2a.ts';
 import type { LogFrame } from '../hub/types.ts';
 import { TaskConnection } from '../tasks/task-connection.ts';
@@ -27,25 +29,50 @@ export class TaskEventStream implements AsyncIterable<StreamResponse> {
   private early: LogFrame[] | null = [];
   private wake: (() => void) | null = null;
   private ended = false;
-  private onEnd: (() => void) | null = null;
+  /** Why the stream ended early (its credential ended): what the reader's next `next()` throws. */
+  private failure: BindingError | null = null;
+  private readonly endListeners: Array<() => void> = [];
 
   constructor(clientId: string) {
     this.follower = new TaskConnection(clientId, (frame) => (this.early ? this.early.push(frame) : this.onFrame(frame)));
   }
 
+  /** The connection's id, as audit lines name it. */
+  get clientId(): string {
+    return this.follower.clientId;
+  }
+
   /** The first event: the task as it was when the stream began. */
   begin(task: Task): void {
+    if (this.ended) return;
     for (const a of task.artifacts ?? []) this.artifactsSent.add(a.artifactId);
     this.push({ task });
     const early = this.early ?? [];
     this.early = null;
-    if (!GOING_ON.has(task.status.state)) this.end();
+    if (!GOING_ON.has(task.status.state)) this.finish();
     for (const f of early) this.onFrame(f);
   }
 
-  /** Runs once when the stream is over: finished, or its reader went away. */
+  /** `fn` runs once when the stream is over (finished, failed, or its reader went away); at once if it is already. */
   whenEnded(fn: () => void): void {
-    this.onEnd = fn;
+    if (this.ended) fn();
+    else this.endListeners.push(fn);
+  }
+
+  /**
+   * Ends the stream from outside with `err` (its credential was revoked or expired): nothing queued
+   * or later reaches the reader, whose next `next()` throws `err` (sse.ts makes it the last event).
+   */
+  end(err: BindingError): void {
+    if (this.ended) return;
+    this.queue.length = 0;
+    this.failure = err;
+    this.finish();
+  }
+
+  /** Ends the stream quietly (the operation that opened it failed before returning it). */
+  close(): void {
+    this.finish();
   }
 
   /** A plain iterator rather than a generator: `return()` must end the stream even while `next()` waits. */
@@ -53,7 +80,7 @@ export class TaskEventStream implements AsyncIterable<StreamResponse> {
     return {
       next: () => this.next(),
       return: () => {
-        this.end();
+        this.finish();
         return Promise.resolve({ done: true, value: undefined });
       },
     };
@@ -63,6 +90,9 @@ export class TaskEventStream implements AsyncIterable<StreamResponse> {
     for (;;) {
       const event = this.queue.shift();
       if (event) return { done: false, value: event };
+      const failure = this.failure;
+      this.failure = null;
+      if (failure) throw failure;
       if (this.ended) return { done: true, value: undefined };
       await new Promise<void>((r) => (this.wake = r));
     }
@@ -77,7 +107,7 @@ export class TaskEventStream implements AsyncIterable<StreamResponse> {
       this.push({ artifactUpdate: { taskId: task.id, contextId: task.contextId, artifact, append: false, lastChunk: true } });
     }
     this.push({ statusUpdate: delta });
-    if (!GOING_ON.has(delta.status.state)) this.end();
+    if (!GOING_ON.has(delta.status.state)) this.finish();
   }
 
   private push(event: StreamResponse): void {
@@ -86,11 +116,11 @@ export class TaskEventStream implements AsyncIterable<StreamResponse> {
     this.wake = null;
   }
 
-  private end(): void {
+  private finish(): void {
     if (this.ended) return;
     this.ended = true;
     this.wake?.();
     this.wake = null;
-    this.onEnd?.();
+    for (const fn of this.endListeners.splice(0)) fn();
   }
 }

@@ -71,11 +71,6 @@ export class Attachment {
     this.chain = this.open();
   }
 
-  /** The principal this connection authenticated as (fixed for its life). */
-  get principalId(): string {
-    return this.principal.id;
-  }
-
   onEnded(listener: () => void): void {
     this.endListeners.push(listener);
   }

@@ -1,14 +1,13 @@
 // The session hub: live sessions by id, PTY events routed to them, connections attached to them.
-import { onExpiry } from '../auth/expiry.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hasScope } from '../auth/principal.ts';
 import type { JoinRights } from './join-spec.ts';
-import { BindingError } from '../errors.ts';
 import type { ClientConnection, ScreenFactory, SessionRecord, Store } from '../ports.ts';
 import type { HubStats } from '../metrics.ts';
 import { A2A_CORE_OPERATIONS } from '../protocol/hello.ts';
 import { Attachment } from './attachment.ts';
 import { auditIdentity, type Peer } from './audit.ts';
+import { CredentialEnds, type CredentialBound } from './credential-ends.ts';
 import type { HubDeps } from './deps.ts';
 import { LiveSession } from './live-session.ts';
 import type { Session } from './types.ts';
@@ -27,8 +26,11 @@ export class SessionHub {
   private giveUpTimer: ReturnType<typeof setTimeout> | null = null;
   private hostReachable = true;
   private readonly hostEvents: HostEventLedger;
+  /** What ends with its principal's credential: attachments and A2A streams (docs/sharing.md). */
+  private readonly credentials: CredentialEnds;
 
   constructor(readonly deps: HubDeps) {
+    this.credentials = new CredentialEnds({ clock: deps.clock, logger: deps.logger });
     this.flow = new HubFlow({ pty: deps.pty, store: deps.store, screens: deps.screens, logger: deps.logger, metrics: deps.metrics, pollMs: deps.config.lag.pollMs });
     this.hostEvents = new HostEventLedger(deps.pty);
   }
@@ -98,16 +100,10 @@ export class SessionHub {
     const a = new Attachment(this, record.id, conn, principal, logger);
     this.attachments.add(a);
     logger.log('info', 'audit.connect', { client_id: a.clientId });
-    const expiry =
-      principal.expiresAt === undefined
-        ? null
-        : onExpiry(principal.expiresAt, () => this.deps.clock.now(), () => {
-            logger.log('info', 'audit.credential_expired', { client_id: a.clientId });
-            a.end(new BindingError('UNAUTHENTICATED', 'the bearer token of this connection has expired: reconnect with a fresh one', { fatal: true }));
-          });
+    const release = this.credentials.hold(principal, a, logger);
     a.onEnded(() => {
       this.attachments.delete(a);
-      expiry?.cancel();
+      release();
     });
     return a;
   }
@@ -122,16 +118,21 @@ export class SessionHub {
   }
 
   /**
-   * Ends every connection authenticated as this principal, whatever its role: a final
-   * UNAUTHENTICATED Error, then close 4401 (a revoked share). Returns how many were ended.
+   * A connection made outside this hub (an A2A SSE stream, docs/a2a.md Streams) that must end with
+   * its principal's credential like an attachment: on expiry, and on `endConnections`. Call the
+   * returned release when it ends on its own.
+   */
+  endWithCredential(principal: Principal, conn: CredentialBound): () => void {
+    return this.credentials.hold(principal, conn, this.deps.logger.child(auditIdentity(principal, {})));
+  }
+
+  /**
+   * Ends every connection authenticated as this principal, whatever its role or binding: a final
+   * UNAUTHENTICATED Error, then close 4401 on pty-ws, an error event and the end of the stream on
+   * SSE (a revoked share). Returns how many were ended.
    */
   endConnections(principalId: string, message: string): number {
-    const ending = [...this.attachments].filter((a) => a.principalId === principalId);
-    for (const a of ending) {
-      this.deps.logger.log('info', 'audit.credential_revoked', { principal: principalId, client_id: a.clientId });
-      a.end(new BindingError('UNAUTHENTICATED', message, { fatal: true }));
-    }
-    return ending.length;
+    return this.credentials.endAll(principalId, message);
   }
 
   /** The A2A core operations registered on this hub: what binding_hello and the AgentCard advertise. */
