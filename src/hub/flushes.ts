@@ -12,11 +12,14 @@ import type { Lifecycle } from './lifecycle.ts';
 import type { Member } from './member.ts';
 import type { Membership } from './membership.ts';
 import type { RoleDecision } from './roles.ts';
-import { asFrame, type SessionLog } from './session-log.ts';
+import { sendReplay, type Replay } from './replay.ts';
+import type { SessionLog } from './session-log.ts';
 import type { SessionScreen } from './session-screen.ts';
 import type { LogFrame } from './types.ts';
 import { auditMember } from './audit.ts';
 import { unicast } from './wire.ts';
+
+type ReplayFrom = Replay['from'];
 
 /** The parts of a session a flush reads. */
 export interface FlushContext extends StarterContext {
@@ -31,13 +34,6 @@ export interface FlushContext extends StarterContext {
   retireIfIdle(): void;
 }
 
-type ReplayFrom = number | null | undefined;
-
-/** What a join asked to have replayed: frames after `from`, at most `maxBytes` of them (docs/protocol.md §6.2). */
-interface Replay {
-  from: ReplayFrom;
-  maxBytes: number | undefined;
-}
 
 /** A join: checked, given a role, the process started if need be, then the flush (docs/protocol.md §5.4, §6.1). */
 export async function join(ctx: FlushContext, member: Member, req: JoinSession, replayFrom: ReplayFrom, requestId: string): Promise<void> {
@@ -67,11 +63,11 @@ async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecisio
   const joined = ctx.membershipChanged();
   // Asked for right after the MembershipChanged is numbered, so the anchor is at most that frame.
   const screen = cut(ctx.screen.snapshot('join'));
-  const replayed = await replayFor(ctx, member, replay, joined.sequence, requestId);
-  // The replay may include frames not yet deliverable to anyone (docs/protocol.md §3.4).
-  await ctx.log.deliverable(joined.sequence);
-  // It precedes the Keyframe on the wire: sent while the screen is still cutting it.
-  member.sendBeforeKeyframe(replayed ?? [joined]);
+  // The replay precedes the Keyframe on the wire: sent while the screen is still cutting it.
+  if (!(await sendReplay(ctx, member, replay, joined.sequence, requestId, () => ctx.members.has(member)))) {
+    await ctx.log.deliverable(joined.sequence);
+    member.sendBeforeKeyframe([joined]);
+  }
   const snap = await screen;
   member.release([], snap instanceof PtyError ? unicast.ptyError(snap, joined.sequence, clock.now(), requestId) : unicast.keyframe(snap, joined.sequence, clock.now(), requestId));
 }
@@ -95,8 +91,8 @@ async function joinEnded(ctx: FlushContext, member: Member, replay: Replay, requ
   auditMember(ctx.deps.logger, ctx.id, member, 'audit.attach', { role: 'observer', session_state: 'closed', replay_from: replay.from ?? undefined });
   ctx.lifecycle.reading(true);
   try {
-    let frames = await replayFor(ctx, member, replay, last, requestId);
-    frames ??= await ctx.log.framesAfter(last - 1);
+    // Not a member of the ended session: it is served this one flush, to the end.
+    const frames = (await sendReplay(ctx, member, replay, last, requestId, () => true)) ? [] : await ctx.log.framesAfter(last - 1);
     await ctx.log.deliverable(last);
     // A retired session's last screen comes back from the log, for this join only.
     await ctx.screen.ensureRebuilt();
@@ -133,33 +129,4 @@ export async function recoverLagged(ctx: FlushContext, member: Member): Promise<
   }
   member.sendUnicast(unicast.lagged(snap.anchor, member.lastSequence, clock.now()));
   member.release([], unicast.keyframe(snap, member.lastSequence, clock.now()), snap.anchor);
-}
-
-/**
- * Log frames in (replay.from, upTo] this member may see, or null when none were asked for or after
- * telling it REPLAY_OUT_OF_RANGE. With `maxBytes`, only the newest that fit (docs/protocol.md §6.2).
- */
-async function replayFor(ctx: FlushContext, member: Member, replay: Replay, upTo: number, requestId: string): Promise<LogFrame[] | null> {
-  if (replay.from === null || replay.from === undefined) return null;
-  const entries = await ctx.log.range(replay.from, upTo);
-  if (!Array.isArray(entries)) {
-    member.sendUnicast(unicast.error(entries, upTo, ctx.deps.clock.now(), requestId));
-    return null;
-  }
-  const filter = ctx.deps.replayFilter;
-  const frames = entries.filter((e) => !filter || filter(ctx.id, member.clientId, e)).map(asFrame);
-  return replay.maxBytes === undefined ? frames : newestWithin(frames, replay.maxBytes);
-}
-
-/**
- * The newest frames whose JSON (as replayed: Output stays JSON, docs/protocol.md §2.3) adds up to
- * at most `maxBytes`, counted in characters (base64 Output is ASCII; a label may not be). The last
- * frame is always kept: the join's own MembershipChanged, or an ended session's Closed. What is
- * left out is as if `replay_from` had been higher, so the client's cursor stays exact.
- */
-function newestWithin(frames: LogFrame[], maxBytes: number): LogFrame[] {
-  let start = frames.length - 1;
-  let total = frames[start]?.json.length ?? 0;
-  while (start > 0 && total + frames[start - 1]!.json.length <= maxBytes) total += frames[--start]!.json.length;
-  return frames.slice(Math.max(start, 0));
 }

@@ -5,7 +5,7 @@
 import { BindingError, PtyError } from '../errors.ts';
 import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
 import type { MembershipLists, TaskStatusUpdatePayload } from '../protocol/server-payloads.ts';
-import type { LogEntry, LogLoss, PtyExit, PtySessionInfo, ScreenFactory, SessionRecord } from '../ports.ts';
+import type { LogLoss, PtyExit, PtySessionInfo, ScreenFactory, SessionRecord } from '../ports.ts';
 import type { HubDeps } from './deps.ts';
 import { join, type FlushContext } from './flushes.ts';
 import { Lifecycle, type Ending } from './lifecycle.ts';
@@ -14,7 +14,7 @@ import { Membership } from './membership.ts';
 import { lossError } from './log-loss.ts';
 import { PtyEventQueue } from './pty-events.ts';
 import { detach, leave, requestRole, type RosterContext } from './roster.ts';
-import { SessionLog, type Numbering } from './session-log.ts';
+import { SessionLog, type LogPages, type Numbering } from './session-log.ts';
 import { SessionScreen } from './session-screen.ts';
 import { SessionStream } from './session-stream.ts';
 import { processStarter } from './process-start.ts';
@@ -116,7 +116,7 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     if (this.members.setAgents(agents) && !this.lifecycle.ended) this.membershipChanged();
   }
 
-  replayRange(replayFrom: number, upTo: number): Promise<LogEntry[] | BindingError> {
+  replayRange(replayFrom: number, upTo: number): Promise<LogPages | BindingError> {
     return this.log.range(replayFrom, upTo);
   }
 

@@ -102,6 +102,24 @@ export class Member {
     });
   }
 
+  /**
+   * Waits until its socket has drained to the low mark: true then, false once the socket has
+   * taken nothing for `stallMs` (a client that stopped reading). A replay paces itself with it
+   * (replay.ts), so a client that reads gets all of it without the router queuing all of it.
+   */
+  async drained(stallMs: number): Promise<boolean> {
+    let queued = this.queued;
+    let still = 0;
+    while (queued > this.lag.lowBytes) {
+      await new Promise((resolve) => setTimeout(resolve, this.lag.pollMs));
+      const now = this.queued;
+      still = now < queued ? 0 : still + this.lag.pollMs;
+      if (still >= stallMs) return false;
+      queued = now;
+    }
+    return true;
+  }
+
   /** Written out together: a replay's frames one by one were a system call each (docs/performance.md). */
   private batch(write: () => void): void {
     if (this.conn.batch) this.conn.batch(write);

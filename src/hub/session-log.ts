@@ -22,6 +22,15 @@ export const SEQUENCE_BLOCK = 4096;
 const RESERVE_WHEN_LEFT = SEQUENCE_BLOCK / 2;
 const RESERVE_RETRY_MS = 250;
 
+/**
+ * Frames a catch-up (a join's replay, SubscribeToTask's) reads at a time: what it holds in memory
+ * is a page, however much the retained log holds (docs/protocol.md §6.2).
+ */
+export const REPLAY_PAGE_FRAMES = 256;
+
+/** Log entries read a page at a time, in sequence order. */
+export type LogPages = AsyncIterable<LogEntry[]>;
+
 /** Where a session's numbering starts (docs/protocol.md §3.4). */
 export interface Numbering {
   /** The highest number already taken. */
@@ -127,7 +136,7 @@ export class SessionLog {
    * Log entries in (replayFrom, upTo] for a client catching up (a join, or SubscribeToTask), or the
    * REPLAY_OUT_OF_RANGE error to send it (docs/protocol.md §6.2).
    */
-  async range(replayFrom: number, upTo: number): Promise<LogEntry[] | BindingError> {
+  async range(replayFrom: number, upTo: number): Promise<LogPages | BindingError> {
     const oldest = await this.deps.store.oldestSequence(this.sessionId);
     const outOfRange = replayFrom > upTo || (oldest !== null && replayFrom < oldest - 1);
     this.deps.metrics.inc('replay_requests_total', { result: outOfRange ? 'out_of_range' : 'ok' });
@@ -138,7 +147,17 @@ export class SessionLog {
         extra: { oldest_retained_sequence: oldest, current_sequence: upTo },
       });
     }
-    return (await this.deps.store.readLog(this.sessionId, replayFrom)).filter((e) => e.sequence <= upTo);
+    return this.pages(replayFrom, upTo);
+  }
+
+  /** The entries in (after, upTo], REPLAY_PAGE_FRAMES at a time; no check of the range. */
+  async *pages(after: number, upTo: number): LogPages {
+    while (after < upTo) {
+      const page = (await this.deps.store.readLog(this.sessionId, after, REPLAY_PAGE_FRAMES)).filter((e) => e.sequence <= upTo);
+      if (page.length === 0) return;
+      yield page;
+      after = page[page.length - 1]!.sequence;
+    }
   }
 
   /** The frames after `after`, as they were sent (an ended session's last frames). */
@@ -169,9 +188,12 @@ export class SessionLog {
 
 /** A stored log entry as a frame to send again. */
 export function asFrame(e: LogEntry): LogFrame {
-  // Lazy: an Output entry's JSON is built only for the frames a replay really sends.
+  // Lazy: an Output entry's JSON is built only for the frames a replay really sends. Its bytes
+  // mark it as Output: a member that stops reading has replayed Output dropped like live Output
+  // (member.ts), instead of queuing all of it.
   return {
     sequence: e.sequence,
+    data: e.output?.data,
     get json() {
       return e.frame;
     },

@@ -81,7 +81,7 @@ export interface Session {
   /** Writes bytes to the PTY on behalf of the server (a task), not of a member. */
   type(data: Uint8Array): void;
   /** Log entries in (replayFrom, upTo], or the REPLAY_OUT_OF_RANGE error to send (docs/protocol.md §6). */
-  replayRange(replayFrom: number, upTo: number): Promise<LogEntry[] | BindingError>;
+  replayRange(replayFrom: number, upTo: number): Promise<AsyncIterable<LogEntry[]> | BindingError>;
   /**
    * A TaskStatusUpdate log frame, numbered and logged like every other, delivered to `sinks` only
    * (docs/protocol.md §8); `serviceParameters` goes into its envelope.

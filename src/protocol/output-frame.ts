@@ -54,6 +54,18 @@ export function outputEntry(sessionId: string, output: OutputFrame, hostEvent?: 
   return entry;
 }
 
+/**
+ * The length of an entry's JSON text without building it (docs/protocol.md §6.2, replay_max_bytes:
+ * a replay's budget counts frames it may not send). An Output frame's is its envelope, as `json`
+ * writes it with the data left empty (ts: toISOString's 24 characters), plus the base64.
+ */
+export function entryJsonLength(entry: LogEntry): number {
+  const out = entry.output;
+  if (!out) return entry.frame.length;
+  const envelope = `{"op":"${PTY_FRAME_OP}","id":${JSON.stringify(out.id)},"ts":"${'0'.repeat(24)}","sequence":${entry.sequence},"payload":{"kind":"Output","stream":"stdout","data":""}}`;
+  return envelope.length + 4 * Math.ceil(out.data.byteLength / 3);
+}
+
 /** What an entry weighs in a write queue or a commit: its bytes as the store will keep them. */
 export function logEntryBytes(entry: LogEntry): number {
   return entry.output ? entry.output.data.byteLength : entry.frame.length;

@@ -128,9 +128,12 @@ export class SessionTasks {
     ctx.reply('SubscribeToTask.Accepted', { current_sequence: upTo, task: taskView(run.task) });
     if (!catchUp) return;
     try {
-      const entries = await this.session.replayRange(replayFrom, upTo);
-      if (entries instanceof BindingError) ctx.reply('Error', errorPayload(entries));
-      conn.release(entries instanceof BindingError ? [] : entries.filter((e) => updateOf(e) === taskId).map((e) => ({ sequence: e.sequence, json: e.frame })));
+      const pages = await this.session.replayRange(replayFrom, upTo);
+      if (pages instanceof BindingError) ctx.reply('Error', errorPayload(pages));
+      // Read a page at a time: only the task's own updates are kept (docs/protocol.md §6.2).
+      const updates: Array<{ sequence: number; json: string }> = [];
+      if (!(pages instanceof BindingError)) for await (const page of pages) for (const e of page) if (updateOf(e) === taskId) updates.push({ sequence: e.sequence, json: e.frame });
+      conn.release(updates);
     } catch (e) {
       conn.release([]);
       throw e;

@@ -72,7 +72,10 @@ export class MemoryStore implements Store {
   appendLog(entry: LogEntry): void {
     this.log.push(entry);
   }
+  /** Every readLog's `limit` (undefined: the whole rest of the log), in order. */
+  readonly readLimits: Array<number | undefined> = [];
   async readLog(sessionId: string, afterSequence: number, limit?: number): Promise<LogEntry[]> {
+    this.readLimits.push(limit);
     const rows = this.log.filter((e) => e.sessionId === sessionId && e.sequence > afterSequence);
     if (this.readGate) await this.readGate;
     return limit === undefined ? rows : rows.slice(0, limit);

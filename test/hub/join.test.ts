@@ -1,6 +1,7 @@
 // One session's join flush, replay and membership over in-memory ports: no process, no socket.
 import { describe, expect, it } from 'vitest';
 import { BindingError } from '../../src/errors.ts';
+import { REPLAY_PAGE_FRAMES } from '../../src/hub/session-log.ts';
 import { deferred, OBSERVE, Rig, turn } from './fakes.ts';
 
 describe('join flush', () => {
@@ -73,6 +74,33 @@ describe('join flush', () => {
     expect(second.conn.labels()).toEqual(['RoleAssigned@3', 'Output@2', 'Output@3', 'MembershipChanged@4', 'Keyframe@4', 'Output@5']);
     expect(second.conn.frames()[4]!.payload).toMatchObject({ anchor_sequence: 3 });
     expect(first.conn.labels().slice(-2)).toEqual(['MembershipChanged@4', 'Output@5']);
+  });
+
+  it('reads a long replay a page at a time, with replay_max_bytes too, and sends every frame asked for once, in order', async () => {
+    const rig = new Rig({ replayBufferFrames: 100_000 });
+    await rig.join('controller');
+    for (let i = 0; i < REPLAY_PAGE_FRAMES * 3 + 7; i++) await rig.output(`line ${i}\r\n`);
+    const last = rig.session.currentSequence;
+    rig.store.readLimits.length = 0;
+    const whole = rig.member();
+    await rig.session.join(whole.member, { role: 'observer' }, 0, 'all');
+    const labels = whole.conn.labels();
+    const replayed = labels.slice(1, labels.indexOf(`Keyframe@${last + 1}`));
+    expect(replayed).toEqual(rig.store.log.filter((e) => e.sequence <= last + 1).map((e) => `${e.kind}@${e.sequence}`));
+    expect(rig.store.readLimits.length).toBeGreaterThanOrEqual(4);
+    expect(rig.store.readLimits.every((l) => l === REPLAY_PAGE_FRAMES)).toBe(true);
+
+    // The newest frames within the budget: the same as the old whole read picked, every read a page.
+    rig.store.readLimits.length = 0;
+    const some = rig.member();
+    await rig.session.join(some.member, { role: 'observer', replay_max_bytes: 5000 }, 0, 'some');
+    const frames = some.conn.frames().slice(1, -1);
+    const chars = frames.reduce((n, f) => n + JSON.stringify(f).length, 0);
+    expect(chars).toBeLessThanOrEqual(5000);
+    expect(frames.length).toBeGreaterThan(10);
+    expect(frames.at(-1)!.sequence).toBe(rig.session.currentSequence);
+    expect(frames.map((f) => f.sequence)).toEqual(Array.from({ length: frames.length }, (_, i) => frames[0]!.sequence + i));
+    expect(rig.store.readLimits.every((l) => l === REPLAY_PAGE_FRAMES)).toBe(true);
   });
 
   it('a replay_from the log never issued is REPLAY_OUT_OF_RANGE, and the flush goes on', async () => {
