@@ -3,6 +3,7 @@
 import type { IPty } from 'node-pty';
 import type { PtySessionInfo } from '../src/ports.ts';
 import type { Backend } from './backends/backend.ts';
+import type { PtyInput } from './pty-input.ts';
 
 /** A multiplexer client that keeps getting detached is attached again at most this often in a row. */
 const MAX_QUICK_REATTACHES = 3;
@@ -13,6 +14,8 @@ export interface Session {
   readonly info: PtySessionInfo;
   /** The program (native) or the multiplexer client attached to it; replaced on a re-attach. */
   pty: IPty;
+  /** The bounded way into `pty` (pty/pty-input.ts); replaced with it. */
+  input: PtyInput;
   /** See holdSlave (pty/slave-hold.ts). */
   slaveFd: number | undefined;
   /** The PTY's process has been reaped, so its remaining output is bounded and is read even while paused. */

@@ -6,10 +6,12 @@ import { closeSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import type { HopTrace, Logger, PtyExit, SpawnSpec } from '../src/ports.ts';
+import type { IPty } from 'node-pty';
 import type { Attached, Backend } from './backends/backend.ts';
 import { Connection } from './connection.ts';
 import { mayReattach, type Session } from './host-session.ts';
 import { holdSlave } from './slave-hold.ts';
+import { ptyInput, type PtyInput } from './pty-input.ts';
 import { EventStream } from './event-stream.ts';
 import { UNCONFINED, type Confinement } from './confine.ts';
 import { preflight, sizeProblem } from './preflight.ts';
@@ -178,6 +180,7 @@ export class PtyHostServer {
       backend,
       info: { sessionId, backend: backend.name, pid: attached.pid, cols: attached.cols, rows: attached.rows },
       pty: attached.pty,
+      input: this.#inputOf(sessionId, attached.pty),
       slaveFd: attached.exited ? undefined : holdSlave(attached.pty, this.#log),
       reaped: false,
       killed: false,
@@ -213,6 +216,7 @@ export class PtyHostServer {
   /** The session's PTY ended: the program exited, or a multiplexer client left (attach again, or the session is over). */
   async #ended(session: Session, ptyExit: PtyExit): Promise<void> {
     const { sessionId } = session.info;
+    session.input.close();
     if (session.slaveFd !== undefined) closeSync(session.slaveFd);
     session.slaveFd = undefined;
     let exit = await session.backend.ended(sessionId, ptyExit).catch((err: unknown) => {
@@ -222,7 +226,8 @@ export class PtyHostServer {
     if (exit === null && !session.killed && mayReattach(session)) {
       try {
         const attached = await session.backend.reattach(sessionId);
-        Object.assign(session, { pty: attached.pty, slaveFd: holdSlave(attached.pty, this.#log), reaped: false, attachedAt: Date.now() });
+        session.input.close();
+        Object.assign(session, { pty: attached.pty, input: this.#inputOf(sessionId, attached.pty), slaveFd: holdSlave(attached.pty, this.#log), reaped: false, attachedAt: Date.now() });
         Object.assign(session.info, { cols: attached.cols, rows: attached.rows });
         session.reattaches++;
         this.#wire(session);
@@ -254,14 +259,25 @@ export class PtyHostServer {
     return undefined;
   }
 
+  /** A session's input goes only this way, bounded (docs/protocol.md §7.4): see pty/pty-input.ts. */
+  #inputOf(sessionId: string, pty: IPty): PtyInput {
+    return ptyInput(pty, () => isAlive(pty.pid), this.#log.child({ sessionId }));
+  }
+
+  /**
+   * Input the PTY cannot take (gone, or its program not reading and the cap reached) is refused;
+   * only a write with a `wid` hears why (an older router, or a task's typing, sends none).
+   */
   #write(conn: Connection, sessionId: string, data: Uint8Array, wid: number | undefined): void {
     const session = this.#sessions.get(sessionId);
-    const problem = this.#unwritable(session);
+    let problem = this.#unwritable(session);
     if (problem === undefined) {
       this.#trace?.('host.pty_write');
-      this.#events.input(sessionId);
-      session!.pty.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
-      return;
+      problem = session!.input.write(data);
+      if (problem === undefined) {
+        this.#events.input(sessionId);
+        return;
+      }
     }
     conn.log.log('debug', 'write refused', { sessionId, reason: problem });
     if (wid !== undefined) conn.send(encodeFrame({ t: 'write_failed', sessionId, wid, message: `input not written: ${problem}` }));
