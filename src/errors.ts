@@ -108,7 +108,6 @@ export class BindingError extends Error {
 export const A2A_ERRORS = {
   pushNotificationNotSupported: { code: -32003, reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' },
   contentTypeNotSupported: { code: -32005, reason: 'CONTENT_TYPE_NOT_SUPPORTED' },
-  extendedAgentCardNotConfigured: { code: -32007, reason: 'EXTENDED_AGENT_CARD_NOT_CONFIGURED' },
   /** JSON-RPC 2.0's own: the params do not fit the method (A2A's RequestMalformedError). */
   invalidParams: { code: -32602, reason: 'INVALID_PARAMS' },
   /** JSON-RPC 2.0's own, for the standard JSON-RPC binding (docs/a2a.md). */

@@ -313,6 +313,13 @@ describe('JSON-RPC envelope errors', () => {
     expect(pushObserver.status).toBe(403);
     const refused = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'SendMessage', params: { message: userText('true') } }), obs.token);
     expect(refused).toMatchObject({ status: 403, body: { id: 8, error: { data: [{ reason: 'PERMISSION_DENIED' }] } } });
+    // The card declares no extended card: A2A v1.0 (§3.3.4) asks for UnsupportedOperationError, not
+    // ExtendedAgentCardNotConfigured (which is for an agent that declares one and has none).
+    const extended = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'GetExtendedAgentCard', params: {} }));
+    expect(extended.body.error).toMatchObject({ code: -32004, data: [{ reason: 'UNSUPPORTED_OPERATION' }] });
+    const extendedRest = await fetch(`${endpoint('rest')}/extendedAgentCard`, { headers: { authorization: `Bearer ${ctl.token}` } });
+    expect(extendedRest.status).toBe(400);
+    expect(await extendedRest.json()).toMatchObject({ error: { details: [{ reason: 'UNSUPPORTED_OPERATION' }] } });
   });
 
   it('answers the HTTP+JSON push-config and unknown paths with A2A errors', async () => {

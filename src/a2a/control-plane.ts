@@ -2,7 +2,7 @@
 // one task world, reached by principal rather than by connection (docs/a2a.md). Transport-free:
 // routes/a2a-jsonrpc.ts and routes/a2a-rest.ts only decode requests and encode answers.
 import { coversSession, hasScope, type Principal, type Scope } from '../auth/principal.ts';
-import { A2A_ERRORS, BindingError } from '../errors.ts';
+import { BindingError } from '../errors.ts';
 import type { Session } from '../hub/types.ts';
 import { uuidv7 } from '../ids.ts';
 import type { Task } from '../protocol/a2a.ts';
@@ -107,8 +107,12 @@ export class A2aControlPlane {
     throw pushUnsupported();
   }
 
+  /**
+   * The card does not declare an extended card, so A2A v1.0 asks for UnsupportedOperationError here;
+   * ExtendedAgentCardNotConfigured is for an agent that declares one and has none (docs/a2a.md).
+   */
   extendedAgentCard(): never {
-    throw new BindingError('UNSUPPORTED_OPERATION', 'this agent publishes no extended AgentCard (capabilities.extendedAgentCard is false)', { a2a: A2A_ERRORS.extendedAgentCardNotConfigured });
+    throw new BindingError('UNSUPPORTED_OPERATION', 'this agent publishes no extended AgentCard (capabilities.extendedAgentCard is false)');
   }
 
   // ------------------------------------------------------------------ helpers
