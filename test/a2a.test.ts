@@ -101,6 +101,22 @@ describe.each(TRANSPORTS)('over %s', (transport: Transport) => {
     expect(content?.$case === 'text' && content.value).toContain('streamed-42');
   });
 
+  it('streams an artifact larger than an SSE event the SDK reads (4 MiB) in chunks that add up to it', async () => {
+    // ~4.5 MB of lines with colour escapes (each ESC is six characters as JSON).
+    const command = `i=0; while [ $i -lt 60000 ]; do printf '\\033[31m%070d\\033[0m\\n' $i; i=$((i+1)); done`;
+    const events = await collect(client.sendMessageStream(send({ message: userText(command) })));
+    const chunks = events.flatMap((e) => (e.payload?.$case === 'artifactUpdate' ? [e.payload.value] : []));
+    expect(chunks.length).toBeGreaterThan(4);
+    expect(chunks.map((c) => [c.append, c.lastChunk])).toEqual(chunks.map((_, i) => [i > 0, i === chunks.length - 1]));
+    const streamed = chunks.flatMap((c) => c.artifact!.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : ''))).join('');
+    expect(states(events).at(-1)).toBe('TASK_STATE_COMPLETED');
+    const task = events.find((e) => e.payload?.$case === 'task');
+    const id = task?.payload?.$case === 'task' ? task.payload.value.id : '';
+    const stored = textOf(await client.getTask(get(id)));
+    expect(stored.length).toBeGreaterThan(4_000_000);
+    expect(streamed).toBe(stored);
+  }, 60_000);
+
   it('GetTask returns the stored task, the newest historyLength messages only when asked', async () => {
     const sent = await client.sendMessage(send({ message: userText('echo got') }));
     if (!('status' in sent)) throw new Error('expected a task');

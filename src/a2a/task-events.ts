@@ -3,17 +3,10 @@
 // brings comes just before it), ending at the first terminal or interrupted state, or with an error
 // when the credential that opened it is revoked or expires (docs/sharing.md).
 import type { BindingError } from '../errors.ts';
-import type { Artifact, Task, TaskStatusUpdateEvent } from '../protocol/a2a.ts';
+import type { Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from '../protocol/a2a.ts';
+import { artifactChunks } from './artifact-chunks.ts';
 import type { LogFrame } from '../hub/types.ts';
 import { TaskConnection } from '../tasks/task-connection.ts';
-
-export interface TaskArtifactUpdateEvent {
-  taskId: string;
-  contextId: string;
-  artifact: Artifact;
-  append: boolean;
-  lastChunk: boolean;
-}
 
 export type StreamResponse = { task: Task } | { statusUpdate: TaskStatusUpdateEvent } | { artifactUpdate: TaskArtifactUpdateEvent };
 
@@ -104,7 +97,7 @@ export class TaskEventStream implements AsyncIterable<StreamResponse> {
     for (const artifact of task.artifacts ?? []) {
       if (this.artifactsSent.has(artifact.artifactId)) continue;
       this.artifactsSent.add(artifact.artifactId);
-      this.push({ artifactUpdate: { taskId: task.id, contextId: task.contextId, artifact, append: false, lastChunk: true } });
+      for (const chunk of artifactChunks(task.id, task.contextId, artifact)) this.push({ artifactUpdate: chunk });
     }
     this.push({ statusUpdate: delta });
     if (!GOING_ON.has(delta.status.state)) this.finish();

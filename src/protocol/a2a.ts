@@ -55,6 +55,15 @@ export interface Artifact {
   metadata?: Record<string, unknown>;
 }
 
+/** An artifact, or a chunk of one, on a stream (A2A v1.0: `append` after the first chunk, `lastChunk` on the last). */
+export interface TaskArtifactUpdateEvent {
+  taskId: string;
+  contextId: string;
+  artifact: Artifact;
+  append: boolean;
+  lastChunk: boolean;
+}
+
 export interface Task {
   id: string;
   contextId: string;
