@@ -6,9 +6,9 @@
 // Before, the whole range was read into memory and queued on the socket at once (docs/security.md, 8).
 import type { LogEntry } from '../ports.ts';
 import { entryJsonLength } from '../protocol/output-frame.ts';
-import type { FlushContext } from './flushes.ts';
+import type { HubDeps } from './deps.ts';
 import type { Member } from './member.ts';
-import { asFrame } from './session-log.ts';
+import { asFrame, type SessionLog } from './session-log.ts';
 import { unicast } from './wire.ts';
 
 /** How long a client that takes nothing holds its replay before the rest is sent (and its Output dropped). */
@@ -16,6 +16,13 @@ const REPLAY_STALL_MS = 5000;
 
 /** A replay is sent in slices of about this much JSON, each when the socket has drained. */
 const SLICE_CHARS = 1024 * 1024;
+
+/** What a replay reads of its session (a flush's context has it all, src/hub/flushes.ts). */
+export interface ReplayContext {
+  readonly id: string;
+  readonly log: SessionLog;
+  readonly deps: Pick<HubDeps, 'clock' | 'replayFilter'>;
+}
 
 /** What a join asked to have replayed: frames after `from`, at most `maxBytes` of them (docs/protocol.md §6.2). */
 export interface Replay {
@@ -28,7 +35,7 @@ export interface Replay {
  * stops reading once `wanted` says the member is gone. False when none were asked for, or after
  * telling it REPLAY_OUT_OF_RANGE (nothing was sent).
  */
-export async function sendReplay(ctx: FlushContext, member: Member, replay: Replay, upTo: number, requestId: string, wanted: () => boolean): Promise<boolean> {
+export async function sendReplay(ctx: ReplayContext, member: Member, replay: Replay, upTo: number, requestId: string, wanted: () => boolean): Promise<boolean> {
   if (replay.from === null || replay.from === undefined) return false;
   const pages = await ctx.log.range(replay.from, upTo);
   if (!isPages(pages)) {
