@@ -8,6 +8,7 @@ import { BindingError, restError } from '../src/errors.ts';
 import { recordedCwd } from '../src/hub/join-spec.ts';
 import { base64ToBytes } from '../src/ids.ts';
 import type { AppDeps } from './deps.ts';
+import { readTextWithin } from './request.ts';
 
 type Env = { Variables: { principal: Principal } };
 
@@ -65,8 +66,9 @@ export function fileRoutes(deps: AppDeps): Hono<Env> {
     if (typeof dir !== 'string') return dir;
     const length = Number(c.req.header('content-length') ?? NaN);
     if (length > MAX_UPLOAD_BODY) return c.json(restError('files.too_large', `files are at most ${MAX_FILE_BYTES} bytes`), 413);
-    const text = await c.req.text();
-    if (text.length > MAX_UPLOAD_BODY) return c.json(restError('files.too_large', `files are at most ${MAX_FILE_BYTES} bytes`), 413);
+    // Read within the limit: a body sent without a length is not taken whole first (docs/security.md, 8).
+    const text = await readTextWithin(c, MAX_UPLOAD_BODY);
+    if (text === null) return c.json(restError('files.too_large', `files are at most ${MAX_FILE_BYTES} bytes`), 413);
     let body: { name?: unknown; content_base64?: unknown };
     try {
       body = JSON.parse(text) as typeof body;

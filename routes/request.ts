@@ -63,11 +63,11 @@ export async function tokenInQuery(c: Context, knows: ((token: string) => Promis
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * The body as text, refused as soon as it grows past `max` bytes (a missing Content-Length does
+ * The body as text, or null as soon as it grows past `max` bytes (a missing Content-Length does
  * not get around it). The rest is not read: the answer says `Connection: close`, so a client that
  * keeps connections does not send its next request on one the server is closing.
  */
-export async function readText(c: Context, max: number): Promise<string> {
+export async function readTextWithin(c: Context, max: number): Promise<string | null> {
   const req = c.req.raw;
   if (!req.body) return '';
   const reader = req.body.getReader();
@@ -81,10 +81,17 @@ export async function readText(c: Context, max: number): Promise<string> {
     if (size > max) {
       c.header('connection', 'close');
       await reader.cancel().catch(() => undefined);
-      throw new BindingError('INVALID_REQUEST', `the body is larger than ${max} bytes`);
+      return null;
     }
     text += decoder.decode(value, { stream: true });
   }
+}
+
+/** The body as text; INVALID_REQUEST once it passes `max` bytes (readTextWithin). */
+export async function readText(c: Context, max: number): Promise<string> {
+  const text = await readTextWithin(c, max);
+  if (text === null) throw new BindingError('INVALID_REQUEST', `the body is larger than ${max} bytes`);
+  return text;
 }
 
 /** A REST POST's JSON body, read within MAX_BODY_BYTES. */

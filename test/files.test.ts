@@ -59,6 +59,26 @@ describe('file transfer', { timeout: 90_000 }, () => {
     const big = await call(server, 'POST', `/${id}/files`, token, { name: 'big.bin', content_base64: Buffer.alloc(9 * 1024 * 1024).toString('base64') });
     expect(big.status).toBe(413);
     expect(() => lstatSync(join(work, 'big.bin'))).toThrow(/ENOENT/);
+    // Sent without a length, it is refused as it passes the limit, not read whole first: a body
+    // that never ends gets its 413 (or, still sending, the socket closed) within seconds.
+    let pulled = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      start: (ctl) => ctl.enqueue(new TextEncoder().encode('{"name":"endless.bin","content_base64":"')),
+      // A turn between chunks: the server runs in this process and must get its turns too.
+      pull: async (ctl) => {
+        await new Promise((r) => setImmediate(r));
+        pulled += 64 * 1024;
+        ctl.enqueue(new Uint8Array(64 * 1024).fill(0x41));
+      },
+    });
+    const sent = fetch(`${server.origin}/agents/local/sessions/${id}/files`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: endless, duplex: 'half' } as RequestInit);
+    const answer = await Promise.race([
+      sent.then((r) => String(r.status), (e: unknown) => ((e as { cause?: { code?: string } }).cause?.code === 'UND_ERR_SOCKET' ? 'closed' : Promise.reject(e))),
+      new Promise((r) => setTimeout(() => r('still reading'), 10_000)),
+    ]);
+    await endless.cancel().catch(() => undefined);
+    expect(answer).toMatch(/^(413|closed)$/);
+    expect(pulled).toBeLessThan(64 * 1024 * 1024);
 
     // A watch share (pty:observe) may do neither.
     const minted = (await (await call(server, 'POST', `/${id}/shares`, token, { scope: 'pty:observe' })).json()) as { token: string };

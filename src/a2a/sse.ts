@@ -11,6 +11,8 @@ export function sseResponse<T>(events: AsyncIterable<T>, encode: (event: T) => u
   const it = events[Symbol.asyncIterator]();
   const bytes = new TextEncoder();
   let pending: Promise<IteratorResult<T>> | null = null;
+  // The reader went away while a pull waited: nothing more may be enqueued (it would throw).
+  let cancelled = false;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -18,11 +20,13 @@ export function sseResponse<T>(events: AsyncIterable<T>, encode: (event: T) => u
         pending ??= it.next();
         const tick = new Promise<typeof KEEPALIVE>((r) => (timer = setTimeout(() => r(KEEPALIVE), KEEPALIVE_MS)));
         const r = await Promise.race([pending, tick]);
+        if (cancelled) return;
         if (r === KEEPALIVE) return controller.enqueue(bytes.encode(': keepalive\n\n'));
         pending = null;
         if (r.done) controller.close();
         else controller.enqueue(bytes.encode(`data: ${JSON.stringify(encode(r.value))}\n\n`));
       } catch (e) {
+        if (cancelled) return;
         controller.enqueue(bytes.encode(failure(e)));
         controller.close();
       } finally {
@@ -30,6 +34,7 @@ export function sseResponse<T>(events: AsyncIterable<T>, encode: (event: T) => u
       }
     },
     async cancel() {
+      cancelled = true;
       await it.return?.();
     },
   });
