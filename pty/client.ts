@@ -6,13 +6,17 @@ import type { HostResume, LogLevel, Logger, PtyHost, PtyHostListener, PtySession
 import { AckBatch } from './ack-batch.ts';
 import { encodeWriteFrame } from './binary-frame.ts';
 import { FrameDecoder } from './frame-decoder.ts';
+import { InputInFlight } from './input-in-flight.ts';
 import { HostMessageSchema, MAX_BODY_BYTES, PROTOCOL_VERSION, PtyHostError, type HostFeature, type HostMessage, type Request, encodeFrame } from './protocol.ts';
 import type { ConfinementReport } from '../src/session-confinement.ts';
 
 /** A connected byte stream to the host, as the runtime provides it. */
 export interface HostSocket {
-  /** Queues bytes in order; dropped once the socket is ending. */
-  write(bytes: Uint8Array): void;
+  /**
+   * Queues bytes in order; dropped once the socket is ending. `written`, when given, is called once
+   * they are handed to the OS, or dropped (the socket closed): input accounting (input-in-flight.ts).
+   */
+  write(bytes: Uint8Array, written?: () => void): void;
   /** Sends what is queued, then closes our side; `close` follows once the host closed its side. */
   end(): void;
   /** Closes at once; `close` follows. */
@@ -71,6 +75,7 @@ export class PtyHostConnection implements PtyHost {
   #features = new Set<string>();
   /** Who hears of a write the host could not make, by its `wid` (insertion order: oldest first). */
   readonly #watchedWrites = new Map<number, (message: string) => void>();
+  readonly #inputInFlight = new InputInFlight();
   #nextWid = 1;
   /** Resizes waiting for their `resized`, by rid: answered synchronously as the reply is read. */
   readonly #resizes = new Map<number, { done(error?: string): void; timer: ReturnType<typeof setTimeout> }>();
@@ -201,17 +206,23 @@ export class PtyHostConnection implements PtyHost {
   }
 
   write(sessionId: string, data: Uint8Array, onFailed?: (message: string) => void): void {
+    const refused = this.#inputInFlight.refusal(sessionId, data.byteLength);
+    if (refused !== undefined) {
+      onFailed?.(refused);
+      return;
+    }
     const watch = onFailed && this.supports('write_failures');
     for (let offset = 0; offset < data.byteLength; offset += MAX_BODY_BYTES) {
       const part = data.subarray(offset, offset + MAX_BODY_BYTES);
+      const written = this.#inputInFlight.sending(sessionId, part.byteLength);
       if (!watch) {
-        this.#send({ t: 'write', sessionId, data: part });
+        this.#send({ t: 'write', sessionId, data: part }, written);
         continue;
       }
       const wid = this.#nextWid++;
       this.#watchedWrites.set(wid, onFailed);
       if (this.#watchedWrites.size > MAX_WATCHED_WRITES) this.#watchedWrites.delete(this.#watchedWrites.keys().next().value!);
-      this.#send({ t: 'write', sessionId, data: part, wid });
+      this.#send({ t: 'write', sessionId, data: part, wid }, written);
     }
   }
 
@@ -278,14 +289,14 @@ export class PtyHostConnection implements PtyHost {
     });
   }
 
-  #send(msg: Request): void {
+  #send(msg: Request, written?: () => void): void {
     // `write` is the hot one (every keystroke): binary to a host that reads it, JSON to an older one.
-    this.#write(msg.t === 'write' && this.#features.has('binary_data') ? encodeWriteFrame(msg) : encodeFrame(msg));
+    this.#write(msg.t === 'write' && this.#features.has('binary_data') ? encodeWriteFrame(msg) : encodeFrame(msg), written);
   }
 
-  #write(bytes: Uint8Array): void {
-    if (this.#ended || !this.#socket.writable) return;
-    this.#socket.write(bytes);
+  #write(bytes: Uint8Array, written?: () => void): void {
+    if (this.#ended || !this.#socket.writable) return written?.();
+    this.#socket.write(bytes, written);
   }
 
   #receive(chunk: Uint8Array): void {

@@ -7,6 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { INPUT_IN_FLIGHT_BYTES } from '../pty/input-in-flight.ts';
 import { PTY_INPUT_CAP_BYTES } from '../pty/pty-input.ts';
 import { TestClient, type Frame } from './helpers/client.ts';
 import { expectNoneLeft } from './helpers/leftovers.ts';
@@ -65,12 +66,14 @@ it('input a program never reads is refused past the cap with PTY_WRITE_FAILED; t
     if (i % 16 === 15) await sent(flooder, frame);
     else flooder.sendRaw(frame);
   }
-  // Everything past the cap (and the kernel's own buffer) is refused, each frame answered.
-  const refusable = (SENT_BYTES - PTY_INPUT_CAP_BYTES - MiB) / FRAME_BYTES;
+  // Everything past the caps (the host's, the router's, and the kernel's own buffer) is refused,
+  // each frame answered: by the host (the program does not read) or, while the host socket is
+  // behind, by the router (pty/input-in-flight.ts).
+  const refusable = (SENT_BYTES - PTY_INPUT_CAP_BYTES - INPUT_IN_FLIGHT_BYTES - MiB) / FRAME_BYTES;
   await flooder.waitFor(() => writeFailures(flooder).length >= refusable, `${refusable} PTY_WRITE_FAILED answers`, 20_000);
-  const failure = writeFailures(flooder)[0]!;
-  expect(String(failure.payload.message)).toMatch(/not reading its input/);
-  expect(String(failure.payload.message)).toContain('1 MiB');
+  const messages = writeFailures(flooder).map((f) => String(f.payload.message));
+  expect(messages.some((m) => /not reading its input/.test(m) && m.includes('1 MiB'))).toBe(true);
+  for (const m of messages) expect(m).toMatch(/not reading its input|has not taken .* of this session's earlier input yet/);
   // The host holds at most the cap for the session, not what was sent (before the cap it kept a
   // copy of all of it); what it grows by is frames read and not yet collected (~35 MiB here).
   const grown = rssBytes(hostPid) - before;
@@ -119,7 +122,13 @@ describe('the PTY host', () => {
 
     // Writes without a `wid` (a task's typing, an older router): refused past the cap, unanswered.
     const chunk = new Uint8Array(FRAME_BYTES).fill(0x78);
-    for (let i = 0; i < SENT_BYTES / FRAME_BYTES; i++) h.host.write(stuck.sessionId, chunk);
+    // A turn after each, so the socket hands them to the host: the router's own cap (what the
+    // socket has not sent) is not what this test is about.
+    for (let i = 0; i < SENT_BYTES / FRAME_BYTES; i++) {
+      h.host.write(stuck.sessionId, chunk);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    await new Promise((r) => setTimeout(r, 200));
     const failures: string[] = [];
     h.host.write(stuck.sessionId, chunk, (m) => failures.push(m));
     await vi.waitFor(() => expect(failures).toHaveLength(1), WAIT);
@@ -133,3 +142,40 @@ describe('the PTY host', () => {
     expect(failures).toHaveLength(1);
   }, 60_000);
 });
+
+it("a flood into a program that never reads does not hold up another session's keystrokes: the router refuses past what the host has not taken", async () => {
+  server = await startTestServer();
+  const stuck = await server.createSession({ argv: ['/bin/sh', '-c', 'stty raw -echo; exec sleep 100000'] });
+  const other = await server.createSession({ argv: ['/bin/cat'] });
+  const protocols = ['pty-ws.v1.binary'];
+  const flooder = await TestClient.connect(stuck.attach_url, { token: server.devToken, protocols });
+  await flooder.join({ role: 'controller' });
+  const typist = await TestClient.connect(other.attach_url, { token: server.devToken, protocols });
+  await typist.join({ role: 'controller' });
+  typist.sendRaw(pw1i(Buffer.from('warm-up\n')));
+  await typist.waitForOutput('warm-up');
+
+  let flooding = true;
+  const frame = pw1i(Buffer.alloc(FRAME_BYTES, 'x'));
+  const flood = (async () => {
+    for (let i = 0; flooding; i++) {
+      if (i % 8 === 7) await sent(flooder, frame);
+      else flooder.sendRaw(frame);
+    }
+  })();
+  // Keystrokes in the other session while the flood goes on: each echoed promptly.
+  const echoes: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = Date.now();
+    typist.sendRaw(pw1i(Buffer.from(`key-${i}\n`)));
+    await typist.waitForOutput(`key-${i}`, 60_000);
+    echoes.push(Date.now() - t0);
+  }
+  flooding = false;
+  await flood;
+  expect(Math.max(...echoes), `echo times ${echoes.join(', ')} ms`).toBeLessThan(1500);
+  expect(writeFailures(flooder).length).toBeGreaterThan(0);
+  flooder.close();
+  typist.close();
+}, 120_000);

@@ -12,10 +12,11 @@ export function fakeHost(features: string[] | undefined) {
   let events: HostSocketEvents | undefined;
   const state = { paused: false };
   const socket: HostSocket = {
-    write: (frame) => {
+    write: (frame, written) => {
       frames.push(frame);
       decoder.push(frame);
       for (let r = decoder.next(); r; r = decoder.next()) sent.push(r);
+      written?.();
     },
     end: () => events?.close(),
     destroy: () => events?.close(),

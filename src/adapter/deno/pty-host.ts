@@ -53,9 +53,12 @@ function denoHostSocket(conn: Deno.UnixConn): HostSocket {
     }
   };
   return {
-    write(bytes) {
-      if (state !== 'open') return;
-      writes = writes.then(() => writeAll(bytes)).catch((e: unknown) => finish(asError(e)));
+    write(bytes, written) {
+      if (state !== 'open') return written?.();
+      writes = writes
+        .then(() => writeAll(bytes))
+        .catch((e: unknown) => finish(asError(e)))
+        .finally(() => written?.());
     },
     end() {
       if (state !== 'open') return;

@@ -60,12 +60,13 @@ function nodeHostSocket(socketPath: string, trace?: HopTrace): HostSocket {
     },
   });
   return {
+    // Node calls a write's callback once it is handed to the OS, or with an error once the socket is destroyed.
     write: trace
-      ? (bytes) => {
+      ? (bytes, written) => {
           trace('router.to_host', bytes);
-          socket.write(bytes);
+          socket.write(bytes, written && (() => written()));
         }
-      : (bytes) => void socket.write(bytes),
+      : (bytes, written) => void socket.write(bytes, written && (() => written())),
     end: () => void socket.end(),
     destroy: () => void socket.destroy(),
     get writable() {
