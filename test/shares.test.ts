@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { newToken, writeTokenFile, type TestToken } from './helpers/tokens.ts';
+import { MAX_ACTIVE_SHARES } from '../src/shares/share-service.ts';
 
 const alice: TestToken = { token: newToken(), principal: 'alice', scopes: ['pty:control'] };
 const olga: TestToken = { token: newToken(), principal: 'olga', scopes: ['pty:observe'] };
@@ -178,6 +179,19 @@ describe('share links', () => {
     const left = (await (await rest(`/${id}/shares`, alice.token)).json()) as { shares: Array<{ label: string }> };
     expect(left.shares.map((s) => s.label)).toEqual(['other']);
     expect((await rest(`/${id}`, other.token)).status).toBe(200);
+    ctl.close();
+  });
+
+  it('a session has at most MAX_ACTIVE_SHARES active links: one more is 429 until one is revoked', async () => {
+    const { id, ctl } = await running();
+    const minted = await Promise.all(Array.from({ length: MAX_ACTIVE_SHARES }, (_, i) => rest(`/${id}/shares`, alice.token, { method: 'POST', body: JSON.stringify({ label: `l${i}` }) })));
+    expect(minted.map((r) => r.status)).toEqual(minted.map(() => 201));
+    const over = await rest(`/${id}/shares`, alice.token, { method: 'POST', body: '{}' });
+    expect(over.status).toBe(429);
+    expect(((await over.json()) as { error: { message: string } }).error.message).toMatch(/at most 100\): revoke some first/);
+    const first = (await minted[0]!.json()) as Minted;
+    expect((await rest(`/${id}/shares/${first.share_id}`, alice.token, { method: 'DELETE' })).status).toBe(204);
+    await mint(id, alice.token);
     ctl.close();
   });
 

@@ -27,7 +27,16 @@ export interface ShareServiceDeps {
   endConnections(principalId: string, message: string): void;
 }
 
+/**
+ * Share links a session may have active (neither revoked nor expired) at once: a bearer that may
+ * mint cannot mint without end, each one a row every listing reads (docs/sharing.md).
+ */
+export const MAX_ACTIVE_SHARES = 100;
+
 export class ShareService {
+  /** Mints run one at a time, so that concurrent ones cannot all pass the count. */
+  private minting: Promise<unknown> = Promise.resolve();
+
   constructor(private readonly deps: ShareServiceDeps) {}
 
   /** Mints a share of `sessionId` for `minter`; the token is returned only here. */
@@ -36,6 +45,18 @@ export class ShareService {
     if (!r.success) throw new BindingError('INVALID_REQUEST', describeIssue(r.issues[0]));
     const { scope, expires_in, label } = r.output;
     if (!hasScope(minter, scope)) throw new BindingError('PERMISSION_DENIED', `a share cannot grant ${scope}: this bearer does not have it`);
+    const counted = this.minting.then(async () => {
+      const active = await this.deps.store.listActive(sessionId, this.deps.clock.now());
+      if (active.length >= MAX_ACTIVE_SHARES) {
+        throw new BindingError('RATE_LIMITED', `session ${sessionId} already has ${active.length} active share links (at most ${MAX_ACTIVE_SHARES}): revoke some first`);
+      }
+      return this.create(minter, sessionId, scope, expires_in, label);
+    });
+    this.minting = counted.catch(() => undefined);
+    return counted;
+  }
+
+  private async create(minter: Principal, sessionId: string, scope: ShareRecord['scope'], expires_in: number, label: string | undefined): Promise<{ share: ShareRecord; token: string }> {
     const now = this.deps.clock.now();
     // Never outliving the credential that minted it.
     const expiresAt = Math.min(now + expires_in * 1000, minter.expiresAt ?? Infinity);
