@@ -51,9 +51,15 @@ export function jsonRpcHandler(deps: AppDeps, a2a: A2aOperations, caller: (c: Co
       if (forwarded) return forwarded;
       const stream = STREAMING[req.method];
       if (stream) {
-        const events = await stream(a2a, principal, req.params);
+        // A stream is a connection held open: counted with the principal's attaches (RATE_LIMITED past the limits).
+        const ticket = deps.admission.admit(principal.id);
+        const events = await stream(a2a, principal, req.params).catch((e: unknown) => {
+          ticket.closed();
+          throw e;
+        });
+        ticket.opened();
         const requestId = id;
-        return sseResponse(events, (result) => ({ jsonrpc: '2.0', id: requestId, result }), (e) => `data: ${JSON.stringify(failure(c, deps, requestId, e).body)}\n\n`);
+        return sseResponse(events, (result) => ({ jsonrpc: '2.0', id: requestId, result }), (e) => `data: ${JSON.stringify(failure(c, deps, requestId, e).body)}\n\n`, ticket.closed);
       }
       const method = METHODS[req.method];
       if (!method) throw new BindingError('INVALID_REQUEST', `no method ${JSON.stringify(req.method)} in A2A v1.0's JSON-RPC binding`, { a2a: A2A_ERRORS.methodNotFound });

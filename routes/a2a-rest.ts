@@ -28,6 +28,8 @@ export interface Route {
   path: RegExp;
   run: (call: Call) => Promise<Answer>;
   forward?: ForwardKind;
+  /** Answers with an SSE stream: a connection held open, admitted like an attach. */
+  stream?: true;
 }
 /** The owner's answer where the operation belongs to another instance (the fleet agent); undefined: answered here. */
 export type RestForward = (c: Context, route: Route & { forward: ForwardKind }, call: Call) => Promise<Response | undefined>;
@@ -35,12 +37,12 @@ export type RestForward = (c: Context, route: Route & { forward: ForwardKind }, 
 const TASK = '([^/:]+)';
 const ROUTES: Route[] = [
   { method: 'POST', path: /^\/message:send$/, run: async (r) => ({ json: await r.a2a.sendMessage(r.principal, await r.body()) }), forward: 'send' },
-  { method: 'POST', path: /^\/message:stream$/, run: async (r) => ({ stream: await r.a2a.streamMessage(r.principal, await r.body()) }), forward: 'stream' },
+  { method: 'POST', path: /^\/message:stream$/, stream: true, run: async (r) => ({ stream: await r.a2a.streamMessage(r.principal, await r.body()) }), forward: 'stream' },
   { method: 'GET', path: /^\/tasks$/, run: async (r) => ({ json: await r.a2a.listTasks(r.principal, listQuery(r.query)) }) },
   { method: 'GET', path: new RegExp(`^/tasks/${TASK}$`), run: async (r) => ({ json: await r.a2a.getTask(r.principal, { id: r.id, historyLength: numberParam(r.query, 'historyLength') }) }) },
   { method: 'POST', path: new RegExp(`^/tasks/${TASK}:cancel$`), run: async (r) => ({ json: await r.a2a.cancelTask(r.principal, { ...(await bodyObject(r)), id: r.id }) }), forward: 'cancel' },
-  { method: 'POST', path: new RegExp(`^/tasks/${TASK}:subscribe$`), run: async (r) => ({ stream: await r.a2a.subscribe(r.principal, { id: r.id }) }), forward: 'subscribe' },
-  { method: 'GET', path: new RegExp(`^/tasks/${TASK}:subscribe$`), run: async (r) => ({ stream: await r.a2a.subscribe(r.principal, { id: r.id }) }), forward: 'subscribe' },
+  { method: 'POST', path: new RegExp(`^/tasks/${TASK}:subscribe$`), stream: true, run: async (r) => ({ stream: await r.a2a.subscribe(r.principal, { id: r.id }) }), forward: 'subscribe' },
+  { method: 'GET', path: new RegExp(`^/tasks/${TASK}:subscribe$`), stream: true, run: async (r) => ({ stream: await r.a2a.subscribe(r.principal, { id: r.id }) }), forward: 'subscribe' },
   ...(['POST', 'GET'] as const).map((method): Route => ({ method, path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs$`), run: async (r) => r.a2a.pushConfig(r.principal) })),
   ...(['GET', 'DELETE'] as const).map((method): Route => ({ method, path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs/[^/]+$`), run: async (r) => r.a2a.pushConfig(r.principal) })),
   { method: 'GET', path: /^\/extendedAgentCard$/, run: async (r) => r.a2a.extendedAgentCard() },
@@ -66,9 +68,15 @@ export function restHandler(deps: AppDeps, a2a: A2aOperations, prefix: RegExp, c
       const call: Call = { a2a, principal, id, query: new URL(c.req.url).searchParams, body: () => (body ??= jsonBody(c)) };
       const forwarded = route.forward && (await forward?.(c, { ...route, forward: route.forward }, call));
       if (forwarded) return forwarded;
-      const answer = await route.run(call);
+      // A stream is a connection held open: counted with the principal's attaches (RATE_LIMITED past the limits).
+      const ticket = route.stream ? deps.admission.admit(principal.id) : undefined;
+      const answer = await route.run(call).catch((e: unknown) => {
+        ticket?.closed();
+        throw e;
+      });
       if ('json' in answer) return c.json(answer.json);
-      return sseResponse(answer.stream, (event) => event, (e) => `event: error\ndata: ${JSON.stringify(failure(c, deps, e).body)}\n\n`);
+      ticket?.opened();
+      return sseResponse(answer.stream, (event) => event, (e) => `event: error\ndata: ${JSON.stringify(failure(c, deps, e).body)}\n\n`, () => ticket?.closed());
     } catch (e) {
       const { body, status } = failure(c, deps, e);
       return c.json(body, status as 400);

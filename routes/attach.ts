@@ -1,7 +1,7 @@
 // The attach upgrade (docs/protocol.md §1.4): every refusal is HTTP, before the upgrade.
 import type { Context } from 'hono';
 import type { WSContext } from 'hono/ws';
-import { AttachAdmission, type AdmissionTicket } from '../src/auth/admission.ts';
+import type { AdmissionTicket } from '../src/auth/admission.ts';
 import { coversSession, hasScope } from '../src/auth/principal.ts';
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import type { Attachment } from '../src/hub/attachment.ts';
@@ -23,10 +23,7 @@ export function attachHandler(deps: AppDeps) {
     metrics.inc('upgrade_rejections_total', { status: String(status) });
     return c.json(body, status as 400);
   };
-  const admission = new AttachAdmission(
-    { perPrincipal: config.maxConnectionsPerPrincipal, perInstance: config.maxConnectionsPerInstance, attemptsPerSecond: config.upgradeAttemptsPerSecond },
-    () => hub.deps.clock.now(),
-  );
+  const { admission } = deps;
 
   return async (c: Context) => {
     const peer = peerOf(c, deps);

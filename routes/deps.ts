@@ -1,3 +1,4 @@
+import type { AttachAdmission } from '../src/auth/admission.ts';
 import type { Context } from 'hono';
 import type { UpgradeWebSocket, WSContext } from 'hono/ws';
 import type { A2aControlPlane } from '../src/a2a/control-plane.ts';
@@ -35,6 +36,8 @@ export interface AppDeps {
   hub: SessionHub;
   auth: Authenticator;
   shares: ShareService;
+  /** Connections a principal holds open, counted together: attaches and the A2A bindings' streams (docs/protocol.md §1.6). */
+  admission: AttachAdmission;
   /** The operations of the standard A2A bindings (JSON-RPC and HTTP+JSON). */
   a2a: A2aControlPlane;
   /** The fleet agent's operations (routes/fleet-a2a.ts): every registered instance's tasks. */

@@ -124,8 +124,8 @@ const SETTINGS = {
     schema: floor(MIN_REPLAY_SECONDS, 31_536_000),
     help: `extension param replay_buffer_retention_seconds (at least ${MIN_REPLAY_SECONDS})`,
   },
-  maxConnectionsPerPrincipal: { env: 'PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL', default: '16', schema: int(1, 100_000), help: 'open attaches per principal' },
-  maxConnectionsPerInstance: { env: 'PTY_WS_MAX_CONNECTIONS_PER_INSTANCE', default: '256', schema: int(1, 1_000_000), help: 'open attaches per instance' },
+  maxConnectionsPerPrincipal: { env: 'PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL', default: '16', schema: int(1, 100_000), help: 'open attaches and A2A streams per principal' },
+  maxConnectionsPerInstance: { env: 'PTY_WS_MAX_CONNECTIONS_PER_INSTANCE', default: '256', schema: int(1, 1_000_000), help: 'open attaches and A2A streams per instance' },
   maxSessionsPerPrincipal: { env: 'PTY_WS_MAX_SESSIONS_PER_PRINCIPAL', default: '64', schema: int(1, 1_000_000), help: 'sessions one principal may have that have not ended; beyond: HTTP 429' },
   ptySocket: { env: 'PTY_WS_PTY_SOCKET', default: (_e, p) => `${String(p.stateDir)}/pty-host.sock`, schema: str, help: 'PTY host Unix socket; if nothing listens, the router starts one' },
   defaultShell: {

@@ -24,6 +24,7 @@ import { PTY_WS_VERSION } from './version.ts';
 import type { PtyHostLink } from './pty-host/supervised.ts';
 import { confinementMismatch } from './session-confinement.ts';
 import { CertificateAuthenticator } from './auth/client-certificate.ts';
+import { AttachAdmission } from './auth/admission.ts';
 import { ShareAuthenticator } from './shares/share-authenticator.ts';
 import { ShareService } from './shares/share-service.ts';
 import { lockStateDir, type StateLock, type StateLockPort } from './state-lock.ts';
@@ -77,7 +78,7 @@ export interface JournalPort {
 }
 
 /** What the router itself gives the app. */
-type RouterAppDeps = 'config' | 'store' | 'registry' | 'hub' | 'auth' | 'shares' | 'a2a' | 'fleet' | 'ready' | 'renderMetrics';
+type RouterAppDeps = 'config' | 'store' | 'registry' | 'hub' | 'auth' | 'shares' | 'admission' | 'a2a' | 'fleet' | 'ready' | 'renderMetrics';
 
 export interface Router {
   app: Hono;
@@ -213,6 +214,10 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     hub,
     auth,
     shares,
+    admission: new AttachAdmission(
+      { perPrincipal: config.maxConnectionsPerPrincipal, perInstance: config.maxConnectionsPerInstance, attemptsPerSecond: config.upgradeAttemptsPerSecond },
+      () => clock.now(),
+    ),
     a2a,
     fleet: new FleetControlPlane({ config, local: a2a, taskStore: store.tasks, registry: store.instances, tasks }),
     ready: async () => {

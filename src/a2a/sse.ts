@@ -6,8 +6,11 @@ const KEEPALIVE = Symbol('keepalive');
 
 export const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' } as const;
 
-/** `encode` makes an event's data; `failure` the whole SSE event for an error that ends the stream. */
-export function sseResponse<T>(events: AsyncIterable<T>, encode: (event: T) => unknown, failure: (e: unknown) => string): Response {
+/**
+ * `encode` makes an event's data; `failure` the whole SSE event for an error that ends the stream;
+ * `ended` is called once when the stream is over (its last event sent, or its reader gone).
+ */
+export function sseResponse<T>(events: AsyncIterable<T>, encode: (event: T) => unknown, failure: (e: unknown) => string, ended: () => void = () => undefined): Response {
   const it = events[Symbol.asyncIterator]();
   const bytes = new TextEncoder();
   let pending: Promise<IteratorResult<T>> | null = null;
@@ -23,18 +26,23 @@ export function sseResponse<T>(events: AsyncIterable<T>, encode: (event: T) => u
         if (cancelled) return;
         if (r === KEEPALIVE) return controller.enqueue(bytes.encode(': keepalive\n\n'));
         pending = null;
-        if (r.done) controller.close();
+        if (r.done) {
+          controller.close();
+          ended();
+        }
         else controller.enqueue(bytes.encode(`data: ${JSON.stringify(encode(r.value))}\n\n`));
       } catch (e) {
         if (cancelled) return;
         controller.enqueue(bytes.encode(failure(e)));
         controller.close();
+        ended();
       } finally {
         clearTimeout(timer);
       }
     },
     async cancel() {
       cancelled = true;
+      ended();
       await it.return?.();
     },
   });

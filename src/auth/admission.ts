@@ -1,4 +1,4 @@
-// Resource limits on attaches (docs/protocol.md §1.4, §1.6): open attaches per principal and per instance, and
+// Resource limits on connections held open (docs/protocol.md §1.4, §1.6): attaches and the A2A bindings' streams, per principal and per instance, and
 // upgrade attempts per principal per second. Checked before the upgrade, so a refusal is HTTP 429.
 import { BindingError } from '../errors.ts';
 
@@ -51,8 +51,8 @@ export class AttachAdmission {
       all++;
       if (t.principal === principal) mine++;
     }
-    if (mine >= this.limits.perPrincipal) throw limited(`principal ${principal} already has ${mine} open attaches (PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL=${this.limits.perPrincipal})`);
-    if (all >= this.limits.perInstance) throw limited(`this instance already has ${all} open attaches (PTY_WS_MAX_CONNECTIONS_PER_INSTANCE=${this.limits.perInstance})`);
+    if (mine >= this.limits.perPrincipal) throw limited(`principal ${principal} already has ${mine} open attaches and A2A streams (PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL=${this.limits.perPrincipal})`);
+    if (all >= this.limits.perInstance) throw limited(`this instance already has ${all} open attaches and A2A streams (PTY_WS_MAX_CONNECTIONS_PER_INSTANCE=${this.limits.perInstance})`);
     const ticket: Ticket = { principal, admittedAt: now, state: 'pending' };
     this.tickets.add(ticket);
     return {
