@@ -16,7 +16,7 @@ const NODE_ONLY_PACKAGES = ['ws', 'node-pty', '@hono/node-server', '@hono/node-w
 /** The portable core, by path relative to the root (src/adapter/ holds the runtimes' parts). */
 function isPortable(rel: string): boolean {
   if (rel.startsWith('src/adapter/')) return false;
-  return /^(src|routes|storage)\//.test(rel) || rel === 'pty/protocol.ts' || rel === 'pty/binary-frame.ts' || rel === 'pty/frame-decoder.ts' || rel === 'pty/client.ts' || rel === 'pty/ack-batch.ts';
+  return /^(src|routes|storage)\//.test(rel) || rel === 'pty/protocol.ts' || rel === 'pty/binary-frame.ts' || rel === 'pty/frame-decoder.ts' || rel === 'pty/client.ts' || rel === 'pty/ack-batch.ts' || rel === 'pty/input-in-flight.ts';
 }
 
 function packageName(spec: string): string {
@@ -69,7 +69,7 @@ function filesUnder(dir: string): string[] {
     .map((f) => join(dir, f));
 }
 
-const portableFiles = [...filesUnder('src'), ...filesUnder('routes'), ...filesUnder('storage'), 'pty/protocol.ts', 'pty/binary-frame.ts', 'pty/frame-decoder.ts', 'pty/client.ts', 'pty/ack-batch.ts'].filter(isPortable);
+const portableFiles = [...filesUnder('src'), ...filesUnder('routes'), ...filesUnder('storage'), 'pty/protocol.ts', 'pty/binary-frame.ts', 'pty/frame-decoder.ts', 'pty/client.ts', 'pty/ack-batch.ts', 'pty/input-in-flight.ts'].filter(isPortable);
 
 describe('portability', () => {
   it('no file of the portable core reaches a Node-only module, directly or through an adapter', () => {
