@@ -273,7 +273,8 @@ export class PtyHostServer {
     let problem = this.#unwritable(session);
     if (problem === undefined) {
       this.#trace?.('host.pty_write');
-      problem = session!.input.write(data);
+      // #unwritable has just checked that the process lives.
+      problem = session!.input.write(data, true);
       if (problem === undefined) {
         this.#events.input(sessionId);
         return;

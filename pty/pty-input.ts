@@ -50,7 +50,8 @@ export class PtyInput {
   }
 
   /** Takes `bytes` (written now, or queued behind what waits); returns why it refused them instead. */
-  write(bytes: Uint8Array): string | undefined {
+  /** `checked`: the caller has just checked that the PTY is open (the host's #unwritable), so a keystroke pays for that check once. */
+  write(bytes: Uint8Array, checked = false): string | undefined {
     if (this.#closed) return 'the terminal of the session is closed';
     if (bytes.byteLength === 0) return undefined;
     if (this.#queued + bytes.byteLength > this.#cap) {
@@ -60,7 +61,7 @@ export class PtyInput {
     }
     let rest = bytes;
     if (this.#queued === 0) {
-      const taken = this.#attempt(bytes);
+      const taken = this.#attempt(bytes, checked);
       if (taken === undefined) return 'the terminal of the session is closed';
       rest = bytes.subarray(taken);
       if (rest.byteLength === 0) return undefined;
@@ -83,8 +84,8 @@ export class PtyInput {
   }
 
   /** Bytes the kernel took, or undefined once the PTY is no longer writable (then closed). */
-  #attempt(bytes: Uint8Array): number | undefined {
-    if (!this.#open()) {
+  #attempt(bytes: Uint8Array, checked = false): number | undefined {
+    if (!checked && !this.#open()) {
       this.close();
       return undefined;
     }

@@ -7,7 +7,7 @@ import { sseResponse } from '../src/a2a/sse.ts';
 import { jsonRpcError, jsonRpcHttpStatus } from '../src/a2a/wire-errors.ts';
 import { A2A_ERRORS, BindingError, restError, toBindingError } from '../src/errors.ts';
 import type { AppDeps } from './deps.ts';
-import { a2aCaller, jsonBody } from './a2a-request.ts';
+import { a2aCaller, admittedStream, jsonBody } from './a2a-request.ts';
 
 type Id = string | number | null;
 export interface JsonRpcRequest {
@@ -51,15 +51,9 @@ export function jsonRpcHandler(deps: AppDeps, a2a: A2aOperations, caller: (c: Co
       if (forwarded) return forwarded;
       const stream = STREAMING[req.method];
       if (stream) {
-        // A stream is a connection held open: counted with the principal's attaches (RATE_LIMITED past the limits).
-        const ticket = deps.admission.admit(principal.id);
-        const events = await stream(a2a, principal, req.params).catch((e: unknown) => {
-          ticket.closed();
-          throw e;
-        });
-        ticket.opened();
+        const events = await admittedStream(deps, principal, () => stream(a2a, principal, req.params));
         const requestId = id;
-        return sseResponse(events, (result) => ({ jsonrpc: '2.0', id: requestId, result }), (e) => `data: ${JSON.stringify(failure(c, deps, requestId, e).body)}\n\n`, ticket.closed);
+        return sseResponse(events.value, (result) => ({ jsonrpc: '2.0', id: requestId, result }), (e) => `data: ${JSON.stringify(failure(c, deps, requestId, e).body)}\n\n`, events.ended);
       }
       const method = METHODS[req.method];
       if (!method) throw new BindingError('INVALID_REQUEST', `no method ${JSON.stringify(req.method)} in A2A v1.0's JSON-RPC binding`, { a2a: A2A_ERRORS.methodNotFound });

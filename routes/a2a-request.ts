@@ -43,3 +43,18 @@ export async function jsonBody(c: Context): Promise<unknown> {
     throw new BindingError('INVALID_REQUEST', 'the body is not JSON', { a2a: A2A_ERRORS.parseError });
   }
 }
+
+/**
+ * Opens an A2A stream (SSE) as a connection held open: admitted with the principal's attaches
+ * before its operation runs (RATE_LIMITED past PTY_WS_MAX_CONNECTIONS_*, docs/security.md 8);
+ * `ended` frees its place and goes to sseResponse.
+ */
+export async function admittedStream<T>(deps: AppDeps, principal: Principal, open: () => Promise<T>): Promise<{ value: T; ended: () => void }> {
+  const ticket = deps.admission.admit(principal.id);
+  const value = await open().catch((e: unknown) => {
+    ticket.closed();
+    throw e;
+  });
+  ticket.opened();
+  return { value, ended: ticket.closed };
+}

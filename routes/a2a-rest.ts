@@ -10,7 +10,7 @@ import { sseResponse } from '../src/a2a/sse.ts';
 import { restErrorBody } from '../src/a2a/wire-errors.ts';
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import type { AppDeps } from './deps.ts';
-import { a2aCaller, jsonBody } from './a2a-request.ts';
+import { a2aCaller, admittedStream, jsonBody } from './a2a-request.ts';
 
 export interface Call {
   a2a: A2aOperations;
@@ -68,15 +68,9 @@ export function restHandler(deps: AppDeps, a2a: A2aOperations, prefix: RegExp, c
       const call: Call = { a2a, principal, id, query: new URL(c.req.url).searchParams, body: () => (body ??= jsonBody(c)) };
       const forwarded = route.forward && (await forward?.(c, { ...route, forward: route.forward }, call));
       if (forwarded) return forwarded;
-      // A stream is a connection held open: counted with the principal's attaches (RATE_LIMITED past the limits).
-      const ticket = route.stream ? deps.admission.admit(principal.id) : undefined;
-      const answer = await route.run(call).catch((e: unknown) => {
-        ticket?.closed();
-        throw e;
-      });
+      const { value: answer, ended } = route.stream ? await admittedStream(deps, principal, () => route.run(call)) : { value: await route.run(call), ended: undefined };
       if ('json' in answer) return c.json(answer.json);
-      ticket?.opened();
-      return sseResponse(answer.stream, (event) => event, (e) => `event: error\ndata: ${JSON.stringify(failure(c, deps, e).body)}\n\n`, () => ticket?.closed());
+      return sseResponse(answer.stream, (event) => event, (e) => `event: error\ndata: ${JSON.stringify(failure(c, deps, e).body)}\n\n`, ended);
     } catch (e) {
       const { body, status } = failure(c, deps, e);
       return c.json(body, status as 400);

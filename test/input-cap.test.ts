@@ -40,6 +40,19 @@ const pw1i = (data: Buffer): Buffer => Buffer.concat([Buffer.from('PW1I'), data]
 const writeFailures = (c: TestClient): Frame[] => c.frames().filter((f) => f.op === 'pty.session_frame' && f.payload.kind === 'Error' && f.payload.code === 'PTY_WRITE_FAILED');
 const sent = (c: TestClient, data: Buffer): Promise<void> => new Promise((resolve, reject) => c.ws.send(data, (err) => (err ? reject(err) : resolve())));
 
+/** Binary controllers of the stuck session and of a `cat` one (echoing already), on `s`. */
+async function controllers(s: TestServer, stuckUrl: string): Promise<{ flooder: TestClient; typist: TestClient }> {
+  const other = await s.createSession({ argv: ['/bin/cat'] });
+  const protocols = ['pty-ws.v1.binary'];
+  const flooder = await TestClient.connect(stuckUrl, { token: s.devToken, protocols });
+  await flooder.join({ role: 'controller' });
+  const typist = await TestClient.connect(other.attach_url, { token: s.devToken, protocols });
+  await typist.join({ role: 'controller' });
+  typist.sendRaw(pw1i(Buffer.from('warm-up\n')));
+  await typist.waitForOutput('warm-up');
+  return { flooder, typist };
+}
+
 it('input a program never reads is refused past the cap with PTY_WRITE_FAILED; the host does not grow, other sessions echo, and input flows once the program reads', async () => {
   expect(PTY_INPUT_CAP_BYTES).toBe(MiB);
   server = await startTestServer();
@@ -49,14 +62,7 @@ it('input a program never reads is refused past the cap with PTY_WRITE_FAILED; t
   const stuck = await server.createSession({
     argv: ['/bin/sh', '-c', `stty raw -echo; while [ ! -e '${go}' ]; do sleep 0.05; done; exec grep --line-buffered -o 'MARK[0-9]*'`],
   });
-  const other = await server.createSession({ argv: ['/bin/cat'] });
-  const protocols = ['pty-ws.v1.binary'];
-  const flooder = await TestClient.connect(stuck.attach_url, { token: server.devToken, protocols });
-  await flooder.join({ role: 'controller' });
-  const typist = await TestClient.connect(other.attach_url, { token: server.devToken, protocols });
-  await typist.join({ role: 'controller' });
-  typist.sendRaw(pw1i(Buffer.from('warm-up\n')));
-  await typist.waitForOutput('warm-up');
+  const { flooder, typist } = await controllers(server, stuck.attach_url);
 
   const hostPid = server.ptyHostPid()!;
   const before = rssBytes(hostPid);
@@ -146,14 +152,7 @@ describe('the PTY host', () => {
 it("a flood into a program that never reads does not hold up another session's keystrokes: the router refuses past what the host has not taken", async () => {
   server = await startTestServer();
   const stuck = await server.createSession({ argv: ['/bin/sh', '-c', 'stty raw -echo; exec sleep 100000'] });
-  const other = await server.createSession({ argv: ['/bin/cat'] });
-  const protocols = ['pty-ws.v1.binary'];
-  const flooder = await TestClient.connect(stuck.attach_url, { token: server.devToken, protocols });
-  await flooder.join({ role: 'controller' });
-  const typist = await TestClient.connect(other.attach_url, { token: server.devToken, protocols });
-  await typist.join({ role: 'controller' });
-  typist.sendRaw(pw1i(Buffer.from('warm-up\n')));
-  await typist.waitForOutput('warm-up');
+  const { flooder, typist } = await controllers(server, stuck.attach_url);
 
   let flooding = true;
   const frame = pw1i(Buffer.alloc(FRAME_BYTES, 'x'));

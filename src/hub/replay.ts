@@ -5,7 +5,8 @@
 // dropped, and the member recovers with PTY_OUTPUT_LAGGED and a Keyframe once it reads again.
 // Before, the whole range was read into memory and queued on the socket at once (docs/security.md, 8).
 import type { LogEntry } from '../ports.ts';
-import { entryJsonLength } from '../protocol/output-frame.ts';
+import { BindingError } from '../errors.ts';
+import { entryJsonLength, logEntryBytes } from '../protocol/output-frame.ts';
 import type { HubDeps } from './deps.ts';
 import type { Member } from './member.ts';
 import { asFrame, type SessionLog } from './session-log.ts';
@@ -14,8 +15,8 @@ import { unicast } from './wire.ts';
 /** How long a client that takes nothing holds its replay before the rest is sent (and its Output dropped). */
 const REPLAY_STALL_MS = 5000;
 
-/** A replay is sent in slices of about this much JSON, each when the socket has drained. */
-const SLICE_CHARS = 1024 * 1024;
+/** A replay is sent in slices of about this many logged bytes (its JSON a third more), each when the socket has drained. */
+const SLICE_BYTES = 1024 * 1024;
 
 /** What a replay reads of its session (a flush's context has it all, src/hub/flushes.ts). */
 export interface ReplayContext {
@@ -38,7 +39,7 @@ export interface Replay {
 export async function sendReplay(ctx: ReplayContext, member: Member, replay: Replay, upTo: number, requestId: string, wanted: () => boolean): Promise<boolean> {
   if (replay.from === null || replay.from === undefined) return false;
   const pages = await ctx.log.range(replay.from, upTo);
-  if (!isPages(pages)) {
+  if (pages instanceof BindingError) {
     member.sendUnicast(unicast.error(pages, upTo, ctx.deps.clock.now(), requestId));
     return false;
   }
@@ -59,23 +60,19 @@ export async function sendReplay(ctx: ReplayContext, member: Member, replay: Rep
   return true;
 }
 
-/** A page's entries in runs of about SLICE_CHARS of JSON (a frame larger than that on its own). */
+/** A page's entries in runs of about SLICE_BYTES (a frame larger than that on its own): sizes as logged, no JSON built to count them. */
 function* slices(entries: LogEntry[]): Generator<LogEntry[]> {
   let run: LogEntry[] = [];
-  let chars = 0;
+  let bytes = 0;
   for (const e of entries) {
     run.push(e);
-    chars += entryJsonLength(e);
-    if (chars < SLICE_CHARS) continue;
+    bytes += logEntryBytes(e);
+    if (bytes < SLICE_BYTES) continue;
     yield run;
     run = [];
-    chars = 0;
+    bytes = 0;
   }
   if (run.length > 0) yield run;
-}
-
-function isPages(x: AsyncIterable<LogEntry[]> | Error): x is AsyncIterable<LogEntry[]> {
-  return !(x instanceof Error);
 }
 
 /**

@@ -30,13 +30,21 @@ export class OutputFrame {
    * thousand of these at once (docs/performance.md, replay), and the base64 needs no escaping.
    */
   get json(): string {
-    return (this.#json ??= `{"op":"${PTY_FRAME_OP}","id":${JSON.stringify(this.id)},"ts":"${new Date(this.at).toISOString()}","sequence":${this.sequence},"payload":{"kind":"Output","stream":"stdout","data":"${bytesToBase64(this.data)}"}}`);
+    return (this.#json ??= outputJson(this.id, new Date(this.at).toISOString(), this.sequence, bytesToBase64(this.data)));
   }
 
   get binary(): Uint8Array {
     return (this.#binary ??= this.framed ? writeOutputHead(this.framed, this.sequence) : encodeOutputFrame(this.sequence, this.data));
   }
 }
+
+/** An Output frame's JSON text, key for key as ptyFrameJson makes it; `base64` needs no escaping. */
+function outputJson(id: string, ts: string, sequence: number, base64: string): string {
+  return `{"op":"${PTY_FRAME_OP}","id":${JSON.stringify(id)},"ts":"${ts}","sequence":${sequence},"payload":{"kind":"Output","stream":"stdout","data":"${base64}"}}`;
+}
+
+/** toISOString's length: every `ts` of an Output frame has it. */
+const TS_CHARS = 24;
 
 /** The log entry of an Output frame: `frame` is its JSON text, built only if someone reads it. */
 export function outputEntry(sessionId: string, output: OutputFrame, hostEvent?: LogEntry['hostEvent']): LogEntry {
@@ -56,14 +64,13 @@ export function outputEntry(sessionId: string, output: OutputFrame, hostEvent?: 
 
 /**
  * The length of an entry's JSON text without building it (docs/protocol.md §6.2, replay_max_bytes:
- * a replay's budget counts frames it may not send). An Output frame's is its envelope, as `json`
- * writes it with the data left empty (ts: toISOString's 24 characters), plus the base64.
+ * a replay's budget counts frames it may not send). An Output frame's is its envelope with the
+ * data left empty, plus the base64.
  */
 export function entryJsonLength(entry: LogEntry): number {
   const out = entry.output;
   if (!out) return entry.frame.length;
-  const envelope = `{"op":"${PTY_FRAME_OP}","id":${JSON.stringify(out.id)},"ts":"${'0'.repeat(24)}","sequence":${entry.sequence},"payload":{"kind":"Output","stream":"stdout","data":""}}`;
-  return envelope.length + 4 * Math.ceil(out.data.byteLength / 3);
+  return outputJson(out.id, '0'.repeat(TS_CHARS), entry.sequence, '').length + 4 * Math.ceil(out.data.byteLength / 3);
 }
 
 /** What an entry weighs in a write queue or a commit: its bytes as the store will keep them. */
