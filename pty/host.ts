@@ -13,7 +13,7 @@ import { mayReattach, type Session } from './host-session.ts';
 import { holdSlave } from './slave-hold.ts';
 import { ptyInput, type PtyInput } from './pty-input.ts';
 import { EventStream } from './event-stream.ts';
-import { UNCONFINED, type Confinement } from './confine.ts';
+import type { Confinement } from './confine.ts';
 import { preflight, sizeProblem } from './preflight.ts';
 import { isAlive, signalSession } from './process-tree.ts';
 import { HOST_FEATURES, PROTOCOL_VERSION, PtyHostError, encodeFrame, type HostMessage, type Request } from './protocol.ts';
@@ -38,7 +38,7 @@ export class PtyHostServer {
   /** The echo path's hop trace (src/adapter/node/hop-trace.ts): undefined unless it is on. */
   readonly #trace: HopTrace | undefined;
 
-  constructor(log: Logger, backends: readonly Backend[], confinement: Confinement = UNCONFINED, trace?: HopTrace) {
+  constructor(log: Logger, backends: readonly Backend[], confinement: Confinement, trace?: HopTrace) {
     this.#log = log;
     this.#trace = trace;
     this.#confinement = confinement;

@@ -3,7 +3,7 @@
 // Prints `pty-host listening <path>` on stdout once it accepts connections; logs JSON to stderr.
 
 import { once } from 'node:events';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { lstat, unlink } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import path from 'node:path';
@@ -11,6 +11,8 @@ import { ConfigError, loadConfig, parseArgs, type Config } from '../src/config.t
 import type { Logger } from '../src/ports.ts';
 import { detectBackends } from './backends/detect.ts';
 import { loadConfinement } from './confine.ts';
+import { muxPaths } from './backends/paths.ts';
+import { findFdCloser } from './backends/terminal-spawn.ts';
 import { PtyHostServer } from './host.ts';
 import { jsonLogger } from '../src/logger.ts';
 import { nodeFileFacts } from '../src/adapter/node/file-facts.ts';
@@ -30,14 +32,21 @@ async function main(config: Config, log: Logger): Promise<void> {
   secureSocketDir(path.dirname(socketPath), nodeFileFacts, log);
   await removeStaleSocket(socketPath);
 
+  const launcher = await findFdCloser(log, config.sessionBaseEnv.PATH ?? '');
   const confinement = await loadConfinement({
     user: config.sessionUser,
     sandbox: config.sessionSandbox,
-    hide: [path.dirname(socketPath), ...(config.sessionHide ?? [])],
+    network: config.sessionNetwork,
+    // The multiplexers' directory may be outside the state dir (a short one under /tmp).
+    hide: [path.dirname(socketPath), muxPaths(socketPath).dir, ...(config.sessionHide ?? [])],
+    readOnly: [packageRoot()],
     hostHome: process.env.HOME,
+    launcher,
+    hostUid: process.getuid?.(),
   });
   if (confinement.report.user || confinement.report.sandbox !== 'none') log.log('info', 'sessions are confined', { ...confinement.report });
-  const host = new PtyHostServer(log, await detectBackends(socketPath, log, config.sessionBaseEnv.PATH), confinement, hopTraceFromEnv(process.env, 'host'));
+  else if (process.getuid?.() === 0) log.log('warn', 'sessions run as root, unconfined: whoever may create or type into a session owns this machine (PTY_WS_SESSION_USER, PTY_WS_SESSION_SANDBOX; docs/security.md)');
+  const host = new PtyHostServer(log, await detectBackends(socketPath, log, launcher, config.sessionBaseEnv.PATH), confinement, hopTraceFromEnv(process.env, 'host'));
   // Before listening, so the first `list` already names the sessions an earlier host left.
   await host.recover();
   const server = createServer((socket) => host.accept(socket));
@@ -70,6 +79,14 @@ async function main(config: Config, log: Logger): Promise<void> {
   process.once('SIGINT', (signal) => void shutdown(signal));
   process.stdout.write(`pty-host listening ${socketPath}\n`);
   log.log('info', 'listening', { socket: socketPath });
+}
+
+/** The directory of this package (its package.json): the server's own code, read-only to sandboxed sessions. */
+function packageRoot(): string {
+  for (let dir = import.meta.dirname; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) return import.meta.dirname;
+  }
 }
 
 /** Removes a socket file left by a host that died, refusing to touch a live one or a non-socket. */

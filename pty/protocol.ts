@@ -43,7 +43,7 @@ export const SpawnSpecSchema = v.object({
 
 const SessionInfoSchema = v.object({ sessionId: id, backend: v.string(), pid: int, cols: int, rows: int });
 
-const spawnErrorCodes = ['not_found', 'bad_cwd', 'exists', 'backend_unavailable', 'spawn_failed'] as const satisfies readonly PtySpawnError['code'][];
+const spawnErrorCodes = ['not_found', 'bad_cwd', 'bad_env', 'exists', 'backend_unavailable', 'spawn_failed'] as const satisfies readonly PtySpawnError['code'][];
 
 /**
  * What a host can do beyond protocol 2's first form, named in its `hello` (docs/protocol.md §9.2).
@@ -100,7 +100,7 @@ export const HostMessageSchema = v.variant('t', [
     // This host process's own id: event numbers `n` count from 1 in each.
     epoch: v.optional(v.string()),
     // Absent from hosts older than this field: they run sessions unconfined.
-    confinement: v.optional(v.object({ user: v.nullable(v.string()), sandbox: v.picklist(['none', 'bwrap']) })),
+    confinement: v.optional(v.object({ user: v.nullable(v.string()), sandbox: v.picklist(['none', 'bwrap']), network: v.optional(v.picklist(['host', 'none'])) })),
     // Absent from hosts older than this field: none of HOST_FEATURES. Unknown names are kept, not refused.
     features: v.optional(v.array(v.string())),
   }),

@@ -147,11 +147,17 @@ const SETTINGS = {
     schema: v.picklist(['none', 'bwrap']),
     help: 'bwrap = run each session in a bubblewrap sandbox that hides the state dir, sockets and other sessions',
   },
+  sessionNetwork: {
+    env: 'PTY_WS_SESSION_NETWORK',
+    default: 'host',
+    schema: v.picklist(['host', 'none']),
+    help: "with the bwrap sandbox: host = sessions share the machine's network (the router's port, a fleet's sqld); none = a network namespace of their own with loopback only",
+  },
   sessionHide: {
     env: 'PTY_WS_SESSION_HIDE',
     default: () => undefined,
     schema: v.optional(v.pipe(v.string(), v.transform((s) => s.split(':').filter(Boolean)), v.check((l) => l.every((d) => d.startsWith('/')), 'absolute paths separated by :'))),
-    help: 'with the bwrap sandbox: more directories sessions must not see, :-separated (the state dir, socket and database dirs always are)',
+    help: 'with the bwrap sandbox: more paths sessions must not see, :-separated (a directory shows empty, a file as /dev/null; the state, socket and database dirs and every secret, key and token file always are)',
   },
 } satisfies Record<string, Setting>;
 

@@ -73,7 +73,7 @@ export interface PtyHostListener {
 
 /** A failed spawn: `code` says why, `message` is safe to show to the joining client. */
 export interface PtySpawnError {
-  code: 'not_found' | 'bad_cwd' | 'exists' | 'backend_unavailable' | 'spawn_failed';
+  code: 'not_found' | 'bad_cwd' | 'bad_env' | 'exists' | 'backend_unavailable' | 'spawn_failed';
   message: string;
 }
 

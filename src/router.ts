@@ -171,7 +171,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   }
 
   // binding_hello advertises exactly what this host reported it can run.
-  const sessionHost = sessionHostCaps(ptyHost.backends);
+  const sessionHost = sessionHostCaps(ptyHost.backends, ptyHost.confinement);
   const screens = runtime.startScreens();
   const tasks = new TaskService({ store: store.tasks, clock, logger });
   const hub = new SessionHub({

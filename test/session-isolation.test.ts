@@ -3,32 +3,19 @@
 // again: read the router's environment (its JWT secret), read the database, reach the PTY host
 // socket, read another session's environment or terminal. Runs as root (CI does), creating an
 // unprivileged session user; elsewhere it is skipped, saying why.
-import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readlinkSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readlinkSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { b64, TestClient } from './helpers/client.ts';
+import { TestClient } from './helpers/client.ts';
+import { ask, ensureSessionUser, SESSION_USER, SESSION_USER_HOME } from './helpers/session-user.ts';
 import { startTestServer, stopWithMultiplexers, type TestServer } from './helpers/server.ts';
 import { signJwt } from './helpers/tokens.ts';
 import { until } from './helpers/wait.ts';
 
-const USER = 'ptyws-session-test';
-const HOME = '/var/tmp/ptyws-session-test-home';
+const USER = SESSION_USER;
+const HOME = SESSION_USER_HOME;
 const SECRET = 'isolation-test-secret-0123456789-abcdefghijk';
 const isRoot = process.getuid?.() === 0;
 const hasBwrap = existsSync('/usr/bin/bwrap');
-
-function ensureUser(): number {
-  try {
-    execFileSync('id', ['-u', USER], { stdio: 'ignore' });
-  } catch {
-    execFileSync('useradd', ['--system', '--no-create-home', '--home-dir', HOME, '--shell', '/bin/sh', USER]);
-  }
-  const uid = Number(execFileSync('id', ['-u', USER], { encoding: 'utf8' }).trim());
-  const gid = Number(execFileSync('id', ['-g', USER], { encoding: 'utf8' }).trim());
-  mkdirSync(HOME, { recursive: true });
-  chownSync(HOME, uid, gid);
-  return uid;
-}
 
 /** Pid of the process (other than ours) whose command line contains `marker`. */
 function pidOf(marker: string): number | undefined {
@@ -40,14 +27,6 @@ function pidOf(marker: string): number | undefined {
     }
   }
   return undefined;
-}
-
-/** Types `cmd` and returns what it printed after `tag-` (a number, or a word). */
-async function ask(c: TestClient, tag: string, cmd: string): Promise<string> {
-  const before = c.output().length;
-  c.send('pty.session_input', { data: b64(`${cmd}\r`) });
-  const re = new RegExp(`${tag}-([A-Za-z0-9_/-]+)`);
-  return until(() => re.exec(c.output().slice(before))?.[1], `${tag} answer`);
 }
 
 async function attacks(c: TestClient, server: TestServer, victimPid: number, victimPts: string) {
@@ -68,7 +47,7 @@ describe.skipIf(!isRoot || !hasBwrap)(`sessions confined (${isRoot ? '' : 'needs
   let token: string;
 
   beforeAll(async () => {
-    uid = ensureUser();
+    uid = ensureSessionUser();
     token = await signJwt({ sub: 'tester', scope: 'pty:control' }, new TextEncoder().encode(SECRET));
   });
   afterAll(async () => {

@@ -8,14 +8,15 @@ import { findProgram } from './find-program.ts';
 import { NativeBackend } from './native.ts';
 import { muxPaths } from './paths.ts';
 import { ScreenBackend } from './screen.ts';
-import { findFdCloser, terminalSpawner } from './terminal-spawn.ts';
+import { terminalSpawner } from './terminal-spawn.ts';
 import { TmuxBackend } from './tmux.ts';
 
 /** `new-session -e` and `terminal-features` need tmux 3.2 (versions as major * 100 + minor). */
 const MIN_TMUX = 302;
 
-export async function detectBackends(hostSocket: string, log: Logger, searchPath = process.env.PATH ?? ''): Promise<Backend[]> {
-  const spawn = terminalSpawner(await findFdCloser(log, searchPath));
+/** `fdCloser`: the Perl every terminal is started through (findFdCloser), if there is one. */
+export async function detectBackends(hostSocket: string, log: Logger, fdCloser: string | undefined, searchPath = process.env.PATH ?? ''): Promise<Backend[]> {
+  const spawn = terminalSpawner(fdCloser);
   const backends: Backend[] = [new NativeBackend(spawn)];
   const paths = muxPaths(hostSocket);
 

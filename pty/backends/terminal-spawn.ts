@@ -12,34 +12,18 @@ import { spawn as spawnPty, type IPty, type IPtyForkOptions } from 'node-pty';
 import type { Logger } from '../../src/ports.ts';
 import { findProgram } from './find-program.ts';
 import { run } from './exec.ts';
+import { closingExecArgv } from './session-launch.ts';
 
 export type SpawnTerminal = (file: string, args: string[], options: IPtyForkOptions & { env: Record<string, string> }) => IPty;
 
 /**
- * The session's own PERL* variables (PERL5OPT could make Perl run code before the exec) are
- * handed to Perl renamed and restored before the exec; PERL_BADLANG=0 keeps Perl from printing a
- * locale warning into the terminal.
+ * Spawns directly, or through Perl closing the inherited descriptors when `perl` is given. The
+ * Perl runs as the host's user with what the spawn was given: a session's variables arrive sealed
+ * (session-launch.ts), so nothing of the session's environment steers it.
  */
-const KEPT = '__pty_ws_kept_';
-
-const CLOSE_AND_EXEC = `
-delete $ENV{PERL_BADLANG};
-for (grep { index($_, "${KEPT}") == 0 } keys %ENV) { $ENV{substr($_, ${KEPT.length})} = delete $ENV{$_} }
-opendir(my $d, "/proc/self/fd") or die "pty-ws: /proc/self/fd: $!\\n";
-my @fds = grep { /^\\d+$/ && $_ > 2 } readdir $d;
-closedir $d;
-POSIX::close($_) for @fds;
-exec { $ARGV[0] } @ARGV or die "pty-ws: cannot run $ARGV[0]: $!\\n";
-`;
-
-/** Spawns directly, or through Perl closing the inherited descriptors when `perl` is given. */
 export function terminalSpawner(perl: string | undefined): SpawnTerminal {
   if (perl === undefined) return (file, args, options) => spawnPty(file, args, options);
-  return (file, args, options) => {
-    const env: Record<string, string> = { PERL_BADLANG: '0' };
-    for (const [name, value] of Object.entries(options.env)) env[name.startsWith('PERL') ? KEPT + name : name] = value;
-    return spawnPty(perl, ['-mPOSIX', '-e', CLOSE_AND_EXEC, file, ...args], { ...options, env });
-  };
+  return (file, args, options) => spawnPty(perl, closingExecArgv(perl, file, args).slice(1), options);
 }
 
 /**

@@ -3,23 +3,33 @@ import { BindingError } from '../errors.ts';
 import type { SessionHostFields } from '../protocol/pty-payloads.ts';
 import type { SessionHostOffer } from '../protocol/server-payloads.ts';
 import type { SessionRecord, SpawnSpec } from '../ports.ts';
+import { confinedEnvProblem, type ConfinementReport } from '../session-confinement.ts';
 import { joinArgv, joinCwd, recordedArgv, recordedCwd, type SpawnDefaults } from './join-spec.ts';
 
 export interface SessionHostCaps {
   /** backend → the one class it runs as. */
   backends: Record<string, string>;
   defaultBackend: string;
+  /** The host confines sessions (another user or a sandbox): some variables are refused (session-confinement.ts). */
+  confined: boolean;
 }
 
 /** The class each backend runs as (docs/protocol.md §4.2): native is direct, multiplexers are managed. */
 const BACKEND_CLASS: Record<string, string> = { native: 'direct', tmux: 'managed', screen: 'managed', zellij: 'managed' };
 
 /** What binding_hello advertises: exactly the backends the PTY host reported it can run. */
-export function sessionHostCaps(hostBackends: readonly string[]): SessionHostCaps {
+export function sessionHostCaps(hostBackends: readonly string[], confinement?: ConfinementReport): SessionHostCaps {
   const backends: Record<string, string> = {};
   for (const b of hostBackends) if (Object.hasOwn(BACKEND_CLASS, b)) backends[b] = BACKEND_CLASS[b]!;
   if (!backends.native) throw new Error(`the PTY host offers no native backend (it reported: ${hostBackends.join(', ') || 'none'})`);
-  return { backends, defaultBackend: 'native' };
+  const confined = confinement !== undefined && (confinement.user !== null || confinement.sandbox !== 'none');
+  return { backends, defaultBackend: 'native', confined };
+}
+
+/** A session's variables as a confining host will take them: refused here already, before anything is stored. */
+export function checkSessionEnv(caps: SessionHostCaps, env: Record<string, string> | undefined): void {
+  const problem = caps.confined && env ? confinedEnvProblem(env) : undefined;
+  if (problem) throw new BindingError('INVALID_REQUEST', problem, { metadata: { reason: 'env.refused' } });
 }
 
 export function helloSessionHost(caps: SessionHostCaps): SessionHostOffer {
@@ -79,6 +89,7 @@ export function spawnError(e: unknown): BindingError {
       extra: { reason: 'session_backend.not_implemented' },
     });
   }
+  if (err.code === 'bad_env') return new BindingError('INVALID_REQUEST', err.message ?? 'environment refused', { metadata: { reason: 'env.refused' } });
   return new BindingError('INVALID_REQUEST', `could not start the session's process: ${err.message ?? String(e)}`, {
     metadata: { reason: `spawn.${err.code ?? 'failed'}` },
   });

@@ -6,7 +6,7 @@ import { describeIssue } from '../protocol/envelope.ts';
 import { SessionHostFields } from '../protocol/pty-payloads.ts';
 import type { SessionRecord } from '../ports.ts';
 import { askedHost } from './join-spec.ts';
-import { selectBackend, type SessionHostCaps } from './session-host.ts';
+import { checkSessionEnv, selectBackend, type SessionHostCaps } from './session-host.ts';
 
 export const CreateSession = v.object({
   ...SessionHostFields.entries,
@@ -26,6 +26,7 @@ export function newSessionRecord(
 ): SessionRecord {
   const asked = askedHost(input);
   const { backend, sessionClass } = selectBackend(o.caps, asked.backend, asked.sessionClass);
+  checkSessionEnv(o.caps, input.env);
   return {
     id: uuidv7(o.now),
     instanceId: o.instanceId,
