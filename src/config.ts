@@ -176,8 +176,13 @@ export interface Config extends Settings {
   /** A connection must have sent its request headers within this long (node:http headersTimeout), its whole request within requestTimeoutMs. */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
-  /** TCP connections that have not yet sent a complete request; more are dropped at once. */
+  /**
+   * TCP connections that have not yet sent a complete request, in all and per remote address (an
+   * IPv6 /64 counts as one); past either, the longest-waiting one of that address, or of the
+   * address with the most waiting, is closed to make room.
+   */
   maxPendingConnections: number;
+  maxPendingConnectionsPerAddress: number;
   defaultCols: number;
   defaultRows: number;
   /** Slow-consumer policy: see Member. */
@@ -271,6 +276,7 @@ export function loadConfig(env: Env, flags: Record<string, string> = {}): Config
     headersTimeoutMs: 5_000,
     requestTimeoutMs: 15_000,
     maxPendingConnections: 128,
+    maxPendingConnectionsPerAddress: 32,
     defaultCols: 120,
     defaultRows: 30,
     lag: { highBytes: 16 * 1024 * 1024, lowBytes: 1024 * 1024, pollMs: 50 },

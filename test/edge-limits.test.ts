@@ -1,6 +1,8 @@
 // Unit tests of the edge's small pure modules (docs/security.md, attacks 7–8): the frame-rate
-// bucket, the failed-authentication throttle, the cross-session field walk and the JWT shape test.
+// bucket, the failed-authentication throttle, the cross-session field walk, the JWT shape test and
+// which remote addresses count as one client.
 import { describe, expect, it } from 'vitest';
+import { addressGroup } from '../src/address-group.ts';
 import { AuthFailureThrottle } from '../src/auth/auth-throttle.ts';
 import { isJwtShaped } from '../src/auth/authenticator.ts';
 import { FrameRateLimiter, type FrameVerdict } from '../src/hub/frame-rate.ts';
@@ -68,5 +70,22 @@ describe('isJwtShaped', () => {
     expect(isJwtShaped('eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln')).toBe(true);
     expect(isJwtShaped('a.b.c')).toBe(false);
     expect(isJwtShaped('eyJ4IjoxfQ.e30.')).toBe(false); // {"x":1}: no alg
+  });
+});
+
+describe('addressGroup', () => {
+  it('keeps an IPv4 address (also IPv4-mapped) and groups IPv6 by /64', () => {
+    expect(addressGroup('203.0.113.7')).toBe('203.0.113.7');
+    expect(addressGroup('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(addressGroup('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(addressGroup('2001:0DB8:0001:0002:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::/64');
+    expect(addressGroup('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(addressGroup('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
+    expect(addressGroup('::1')).toBe('0:0:0:0::/64');
+    expect(addressGroup('64:ff9b::192.0.2.1')).toBe('64:ff9b:0:0::/64');
+  });
+
+  it('leaves anything that is no address as it is', () => {
+    for (const s of ['', 'unix', '1::2::3', '1:2:3', 'g::1', '1:2:3:4:5:6:7:8:9']) expect(addressGroup(s)).toBe(s);
   });
 });

@@ -268,7 +268,7 @@ describe('8. abuse limits', () => {
     typist.close();
   }, 40_000);
 
-  it('drops a handshake that never completes within seconds, and caps sockets that have not sent a request', async () => {
+  it('drops a handshake that never completes within seconds', async () => {
     /** How long until the server hangs up (its FIN, or a reset): ms from now. */
     const closedWithin = (s: Socket): Promise<number> => {
       const t0 = Date.now();
@@ -291,14 +291,6 @@ describe('8. abuse limits', () => {
     const [a, b] = await Promise.all([closedWithin(silent), closedWithin(partial)]);
     expect(a).toBeLessThan(10_000);
     expect(b).toBeLessThan(10_000);
-
-    const cap = server.config.maxPendingConnections;
-    const held = await Promise.all(Array.from({ length: cap }, open));
-    const extra = await open();
-    expect(await closedWithin(extra)).toBeLessThan(1000);
-    expect(held.filter((s) => s.destroyed)).toEqual([]);
-    for (const s of held) s.destroy();
-    await expect.poll(async () => (await fetch(`${server.origin}/healthz`)).status, { timeout: 5000 }).toBe(200);
   }, 30_000);
 
   // Last: it leaves 127.0.0.1 throttled on this server.

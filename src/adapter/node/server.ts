@@ -121,7 +121,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
   const base = { fetch, port: config.port, hostname: config.host, websocket: { server: wss } };
   const start = () => {
     const s = tls ? serve({ ...base, createServer: createHttpsServer, serverOptions: { ...tls, ...timeouts, handshakeTimeout: config.headersTimeoutMs } }) : serve({ ...base, serverOptions: timeouts });
-    requestSeen = guardPendingConnections(s, config.maxPendingConnections);
+    requestSeen = guardPendingConnections(s, { total: config.maxPendingConnections, perAddress: config.maxPendingConnectionsPerAddress });
     return s;
   };
   const server = await listen(start).catch(async (e: unknown) => {
