@@ -50,7 +50,7 @@ export async function jsonBody(c: Context): Promise<unknown> {
  * `ended` frees its place and goes to sseResponse.
  */
 export async function admittedStream<T>(deps: AppDeps, principal: Principal, open: () => Promise<T>): Promise<{ value: T; ended: () => void }> {
-  const ticket = deps.admission.admit(principal.id);
+  const ticket = deps.admission.admit(principal);
   const value = await open().catch((e: unknown) => {
     ticket.closed();
     throw e;

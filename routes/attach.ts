@@ -44,7 +44,7 @@ export function attachHandler(deps: AppDeps) {
       if (!coversSession(principal, sessionId)) throw new BindingError('PERMISSION_DENIED', `this bearer does not cover session ${sessionId}`);
       const record = await store.getSession(instanceId, sessionId);
       if (!record) return refuse(c, 404, restError('not_found', `unknown session ${sessionId}`));
-      const admitted = admission.admit(principal.id);
+      const admitted = admission.admit(principal);
       ticket = admitted;
 
       let attachment: Attachment | null = null;

@@ -46,6 +46,13 @@ export const MIN_REPLAY_FRAMES = 1000;
 export const HEARTBEAT_MISSES = 3;
 export const MIN_REPLAY_SECONDS = 86_400;
 
+/**
+ * The default reserve of instance connections for pty:admin is this fraction of them (docs/security.md,
+ * attack 8): enough for an administrator's page, CLI and a few streams at the default 256, and 0 on
+ * an instance configured below 32, where the operator sets it if wanted.
+ */
+const ADMIN_RESERVED_SHARE = 32;
+
 interface Setting {
   env: string;
   default: string | ((env: Env, partial: Record<string, unknown>) => string | undefined);
@@ -126,6 +133,12 @@ const SETTINGS = {
   },
   maxConnectionsPerPrincipal: { env: 'PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL', default: '16', schema: int(1, 100_000), help: 'open attaches and A2A streams per principal' },
   maxConnectionsPerInstance: { env: 'PTY_WS_MAX_CONNECTIONS_PER_INSTANCE', default: '256', schema: int(1, 1_000_000), help: 'open attaches and A2A streams per instance' },
+  adminReservedConnections: {
+    env: 'PTY_WS_ADMIN_RESERVED_CONNECTIONS',
+    default: (_e, p) => String(Math.floor(Number(p.maxConnectionsPerInstance ?? 0) / ADMIN_RESERVED_SHARE)),
+    schema: int(0, 1_000_000),
+    help: `places of PTY_WS_MAX_CONNECTIONS_PER_INSTANCE only pty:admin may take, so an administrator can always get in (default 1/${ADMIN_RESERVED_SHARE} of it: 8 of 256); fewer than it`,
+  },
   maxSessionsPerPrincipal: { env: 'PTY_WS_MAX_SESSIONS_PER_PRINCIPAL', default: '64', schema: int(1, 1_000_000), help: 'sessions one principal may have that have not ended; beyond: HTTP 429' },
   ptySocket: { env: 'PTY_WS_PTY_SOCKET', default: (_e, p) => `${String(p.stateDir)}/pty-host.sock`, schema: str, help: 'PTY host Unix socket; if nothing listens, the router starts one' },
   defaultShell: {
@@ -263,6 +276,10 @@ export function loadConfig(env: Env, flags: Record<string, string> = {}): Config
     const r = v.safeParse(s.schema, raw);
     if (r.success) out[key] = r.output;
     else problems.push(`${s.env} (--${kebab(key)}): expected ${expectation(r.issues[0])}, got ${JSON.stringify(raw)}`);
+  }
+  const { adminReservedConnections: reserved, maxConnectionsPerInstance: perInstance } = out as Partial<Settings>;
+  if (reserved !== undefined && perInstance !== undefined && reserved >= perInstance) {
+    problems.push(`PTY_WS_ADMIN_RESERVED_CONNECTIONS (--admin-reserved-connections): expected fewer than PTY_WS_MAX_CONNECTIONS_PER_INSTANCE (${perInstance}), got ${reserved}`);
   }
   if (problems.length) throw new ConfigError(problems);
 

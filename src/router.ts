@@ -215,7 +215,12 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     auth,
     shares,
     admission: new AttachAdmission(
-      { perPrincipal: config.maxConnectionsPerPrincipal, perInstance: config.maxConnectionsPerInstance, attemptsPerSecond: config.upgradeAttemptsPerSecond },
+      {
+        perPrincipal: config.maxConnectionsPerPrincipal,
+        perInstance: config.maxConnectionsPerInstance,
+        adminReserved: config.adminReservedConnections,
+        attemptsPerSecond: config.upgradeAttemptsPerSecond,
+      },
       () => clock.now(),
     ),
     a2a,

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { AttachAdmission } from '../src/auth/admission.ts';
 import { CompositeAuthenticator } from '../src/auth/authenticator.ts';
 import { onExpiry } from '../src/auth/expiry.ts';
+import type { Principal, Scope } from '../src/auth/principal.ts';
 import { createJwtAuthenticator, JwtConfigError, type JwtSettings } from '../src/auth/jwt.ts';
 import { securityProblems } from '../src/auth/startup-policy.ts';
 import { parseTokenMap, TokenMapAuthenticator, TokenMapError } from '../src/auth/token-map.ts';
@@ -222,47 +223,75 @@ describe('JWT bearers', () => {
 
 describe('attach admission', () => {
   let t = 0;
-  const admission = () => new AttachAdmission({ perPrincipal: 2, perInstance: 3, attemptsPerSecond: 5 }, () => t);
+  const admission = (adminReserved = 0) => new AttachAdmission({ perPrincipal: 2, perInstance: 3, adminReserved, attemptsPerSecond: 5 }, () => t);
+  const who = (id: string, scope: Scope = 'pty:control', rootMinter?: string): Principal => ({ id, scopes: new Set([scope]), ...(rootMinter === undefined ? {} : { rootMinter }) });
 
   it('limits open attaches per principal and per instance; a closed one frees its slot', () => {
     const a = admission();
-    const x1 = a.admit('x');
-    a.admit('x');
-    expect(() => a.admit('x')).toThrowError(/PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL=2/);
-    a.admit('y');
-    expect(() => a.admit('z')).toThrowError(/PTY_WS_MAX_CONNECTIONS_PER_INSTANCE=3/);
+    const x1 = a.admit(who('x'));
+    a.admit(who('x'));
+    expect(() => a.admit(who('x'))).toThrowError(/PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL=2/);
+    a.admit(who('y'));
+    expect(() => a.admit(who('z'))).toThrowError(/PTY_WS_MAX_CONNECTIONS_PER_INSTANCE=3/);
     x1.opened();
     x1.closed();
     x1.closed();
-    expect(() => a.admit('z')).not.toThrow();
+    expect(() => a.admit(who('z'))).not.toThrow();
   });
 
   it('limits upgrade attempts per principal per second in a sliding window', () => {
     t = 1000;
-    const a = new AttachAdmission({ perPrincipal: 100, perInstance: 100, attemptsPerSecond: 5 }, () => t);
-    for (let i = 0; i < 5; i++) a.admit('x').closed();
+    const a = new AttachAdmission({ perPrincipal: 100, perInstance: 100, adminReserved: 0, attemptsPerSecond: 5 }, () => t);
+    for (let i = 0; i < 5; i++) a.admit(who('x')).closed();
     const err = (() => {
       try {
-        a.admit('x');
+        a.admit(who('x'));
       } catch (e) {
         return e as BindingError;
       }
     })();
     expect(err?.code).toBe('RATE_LIMITED');
-    expect(() => a.admit('other')).not.toThrow();
+    expect(() => a.admit(who('other'))).not.toThrow();
     t += 999;
-    expect(() => a.admit('x')).toThrow();
+    expect(() => a.admit(who('x'))).toThrow();
     t += 1;
-    expect(() => a.admit('x')).not.toThrow();
+    expect(() => a.admit(who('x'))).not.toThrow();
   });
 
   it('drops a slot whose socket never opened after a while', () => {
     t = 0;
     const a = admission();
-    a.admit('x');
-    a.admit('x');
+    a.admit(who('x'));
+    a.admit(who('x'));
     t = 10_001;
-    expect(() => a.admit('x')).not.toThrow();
+    expect(() => a.admit(who('x'))).not.toThrow();
+  });
+
+  it("charges a share's connections to its root minter as well as to the share", () => {
+    t = 0;
+    const a = admission();
+    a.admit(who('alice'));
+    a.admit(who('share:1', 'pty:observe', 'alice'));
+    expect(() => a.admit(who('share:2', 'pty:observe', 'alice'))).toThrowError(/alice and the shares minted from it already hold 2 .*PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL=2/);
+    expect(() => a.admit(who('alice'))).toThrowError(/principal alice already has 2/);
+    expect(() => a.admit(who('share:3', 'pty:observe', 'bob'))).not.toThrow();
+  });
+
+  it('keeps the reserved places of the instance for pty:admin', () => {
+    t = 0;
+    const a = admission(1);
+    a.admit(who('x'));
+    a.admit(who('y'));
+    expect(() => a.admit(who('z'))).toThrowError(/PTY_WS_MAX_CONNECTIONS_PER_INSTANCE=3; the last 1 are kept for pty:admin/);
+    a.admit(who('root', 'pty:admin'));
+    expect(() => a.admit(who('root', 'pty:admin'))).toThrowError(/PTY_WS_MAX_CONNECTIONS_PER_INSTANCE=3\)/);
+  });
+
+  it('reserves 1/32 of the instance for pty:admin unless set, and never all of it', () => {
+    expect(loadConfig({}).adminReservedConnections).toBe(8);
+    expect(loadConfig({ PTY_WS_MAX_CONNECTIONS_PER_INSTANCE: '20' }).adminReservedConnections).toBe(0);
+    expect(loadConfig({ PTY_WS_MAX_CONNECTIONS_PER_INSTANCE: '20', PTY_WS_ADMIN_RESERVED_CONNECTIONS: '19' }).adminReservedConnections).toBe(19);
+    expect(() => loadConfig({ PTY_WS_MAX_CONNECTIONS_PER_INSTANCE: '20', PTY_WS_ADMIN_RESERVED_CONNECTIONS: '20' })).toThrowError(/PTY_WS_ADMIN_RESERVED_CONNECTIONS .*fewer than PTY_WS_MAX_CONNECTIONS_PER_INSTANCE \(20\), got 20/);
   });
 });
 

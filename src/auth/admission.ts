@@ -1,10 +1,16 @@
 // Resource limits on connections held open (docs/protocol.md §1.4, §1.6): attaches and the A2A bindings' streams, per principal and per instance, and
 // upgrade attempts per principal per second. Checked before the upgrade, so a refusal is HTTP 429.
+// A share's connections count against its root minter too, so minting shares does not multiply a
+// principal's limit; the instance's last few places are kept for pty:admin, so an administrator
+// can always get in to see and end what holds the rest (docs/security.md, attack 8).
 import { BindingError } from '../errors.ts';
+import { hasScope, type Principal } from './principal.ts';
 
 export interface AdmissionLimits {
   perPrincipal: number;
   perInstance: number;
+  /** Places of perInstance only a pty:admin principal may take. */
+  adminReserved: number;
   attemptsPerSecond: number;
 }
 
@@ -15,7 +21,8 @@ export interface AdmissionTicket {
 }
 
 interface Ticket {
-  principal: string;
+  /** Whose per-principal limit it counts against: its principal, and a share's root minter. */
+  chargedTo: readonly string[];
   admittedAt: number;
   state: 'pending' | 'open' | 'done';
 }
@@ -38,10 +45,12 @@ export class AttachAdmission {
   ) {}
 
   /** Counts an upgrade attempt by an authenticated principal; throws RATE_LIMITED over any limit. */
-  admit(principal: string): AdmissionTicket {
+  admit(principal: Principal): AdmissionTicket {
     const now = this.now();
-    this.countAttempt(principal, now);
+    this.countAttempt(principal.id, now);
+    const minter = principal.rootMinter;
     let mine = 0;
+    let minters = 0;
     let all = 0;
     for (const t of this.tickets) {
       if (t.state === 'pending' && now - t.admittedAt > PENDING_TTL_MS) {
@@ -49,11 +58,19 @@ export class AttachAdmission {
         continue;
       }
       all++;
-      if (t.principal === principal) mine++;
+      if (t.chargedTo.includes(principal.id)) mine++;
+      if (minter !== undefined && t.chargedTo.includes(minter)) minters++;
     }
-    if (mine >= this.limits.perPrincipal) throw limited(`principal ${principal} already has ${mine} open attaches and A2A streams (PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL=${this.limits.perPrincipal})`);
-    if (all >= this.limits.perInstance) throw limited(`this instance already has ${all} open attaches and A2A streams (PTY_WS_MAX_CONNECTIONS_PER_INSTANCE=${this.limits.perInstance})`);
-    const ticket: Ticket = { principal, admittedAt: now, state: 'pending' };
+    const { perPrincipal, perInstance, adminReserved } = this.limits;
+    const limit = `PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL=${perPrincipal}`;
+    if (mine >= perPrincipal) throw limited(`principal ${principal.id} already has ${mine} open attaches and A2A streams (${limit})`);
+    if (minters >= perPrincipal) throw limited(`${minter} and the shares minted from it already hold ${minters} open attaches and A2A streams (a share's count against its root minter; ${limit})`);
+    const open = hasScope(principal, 'pty:admin') ? perInstance : perInstance - adminReserved;
+    if (all >= open) {
+      const kept = open < perInstance ? `; the last ${adminReserved} are kept for pty:admin (PTY_WS_ADMIN_RESERVED_CONNECTIONS)` : '';
+      throw limited(`this instance already has ${all} open attaches and A2A streams (PTY_WS_MAX_CONNECTIONS_PER_INSTANCE=${perInstance}${kept})`);
+    }
+    const ticket: Ticket = { chargedTo: minter === undefined ? [principal.id] : [principal.id, minter], admittedAt: now, state: 'pending' };
     this.tickets.add(ticket);
     return {
       opened: () => {

@@ -10,6 +10,11 @@ export interface Principal {
   sessions?: ReadonlySet<string>;
   /** When its credential stops being valid (ms since the epoch); absent = never. */
   expiresAt?: number;
+  /**
+   * A share's: the principal (token, JWT or certificate) that minted the first share of its chain.
+   * What the share holds open counts against that principal's limits too (docs/sharing.md).
+   */
+  rootMinter?: string;
 }
 
 const RANK: Record<Scope, number> = { 'pty:observe': 1, 'pty:control': 2, 'pty:admin': 3 };

@@ -20,8 +20,8 @@ export const shareIdOf = (principalId: string): string | undefined => (principal
 const MAX_MINTED_DEPTH = 32;
 
 /** The principal of a share: its scope, on its one session, until it expires. */
-export function sharePrincipal(rec: ShareRecord): Principal {
-  return { id: sharePrincipalId(rec.id), scopes: new Set([rec.scope]), sessions: new Set([rec.sessionId]), expiresAt: Date.parse(rec.expiresAt) };
+export function sharePrincipal(rec: ShareRecord, rootMinter: string): Principal {
+  return { id: sharePrincipalId(rec.id), scopes: new Set([rec.scope]), sessions: new Set([rec.sessionId]), expiresAt: Date.parse(rec.expiresAt), rootMinter };
 }
 
 export class ShareAuthenticator implements Authenticator {
@@ -47,8 +47,7 @@ export class ShareAuthenticator implements Authenticator {
     const rec = await this.shares.byTokenHash(await sha256Hex(token));
     if (!rec || rec.instanceId !== this.instanceId) throw new BindingError('UNAUTHENTICATED', 'unknown share token');
     this.#check(rec, 'this share link');
-    await this.#checkMinters(rec);
-    return sharePrincipal(rec);
+    return sharePrincipal(rec, await this.#checkMinters(rec));
   }
 
   #check(rec: ShareRecord, what: string): void {
@@ -59,15 +58,19 @@ export class ShareAuthenticator implements Authenticator {
   /**
    * A share minted with a share ends with it (docs/sharing.md): every share above it must still
    * hold. Revoking one also revokes those minted with it (ShareService.revoke); this catches one
-   * minted while that revocation was under way.
+   * minted while that revocation was under way. Answers the chain's root minter: the principal
+   * that minted its first share.
    */
-  async #checkMinters(rec: ShareRecord): Promise<void> {
-    let minter = shareIdOf(rec.createdBy);
+  async #checkMinters(rec: ShareRecord): Promise<string> {
+    let createdBy = rec.createdBy;
+    let minter = shareIdOf(createdBy);
     for (let depth = 0; minter !== undefined; depth++) {
       const above = depth < MAX_MINTED_DEPTH ? await this.shares.byId(minter) : undefined;
       if (!above) throw new BindingError('UNAUTHENTICATED', 'the share link this one was minted with is gone');
       this.#check(above, 'the share link this one was minted with');
-      minter = shareIdOf(above.createdBy);
+      createdBy = above.createdBy;
+      minter = shareIdOf(createdBy);
     }
+    return createdBy;
   }
 }
