@@ -49,13 +49,13 @@ export function jsonRpcHandler(deps: AppDeps, a2a: A2aOperations, caller: (c: Co
       id = req.id;
       const forwarded = await forward?.(c, principal, req);
       if (forwarded) return forwarded;
-      const stream = STREAMING[req.method];
+      const stream = ownEntry(STREAMING, req.method);
       if (stream) {
         const events = await admittedStream(deps, principal, () => stream(a2a, principal, req.params));
         const requestId = id;
         return sseResponse(events.value, (result) => ({ jsonrpc: '2.0', id: requestId, result }), (e) => `data: ${JSON.stringify(failure(c, deps, requestId, e).body)}\n\n`, events.ended);
       }
-      const method = METHODS[req.method];
+      const method = ownEntry(METHODS, req.method);
       if (!method) throw new BindingError('INVALID_REQUEST', `no method ${JSON.stringify(req.method)} in A2A v1.0's JSON-RPC binding`, { a2a: A2A_ERRORS.methodNotFound });
       return c.json({ jsonrpc: '2.0', id, result: await method(a2a, principal, req.params) });
     } catch (e) {
@@ -63,6 +63,11 @@ export function jsonRpcHandler(deps: AppDeps, a2a: A2aOperations, caller: (c: Co
       return c.json(body, status as 200);
     }
   };
+}
+
+/** A table's own entry: a method named `constructor` or `__proto__` must not find Object.prototype's. */
+export function ownEntry<T>(table: Record<string, T>, name: string): T | undefined {
+  return Object.hasOwn(table, name) ? table[name] : undefined;
 }
 
 /** A JSON-RPC 2.0 request object; anything else is Invalid Request (-32600). */

@@ -5,7 +5,7 @@ import type { Principal } from '../src/auth/principal.ts';
 import { A2A_ERRORS, BindingError } from '../src/errors.ts';
 import type { AppDeps } from './deps.ts';
 import { requireSecureTransport } from './guards.ts';
-import { bearerFromHeader, MAX_BODY_BYTES, readText } from './request.ts';
+import { bearerFromHeader, checkJsonDepth, MAX_BODY_BYTES, readText } from './request.ts';
 
 const JSON_TYPES = ['application/json', 'application/a2a+json'];
 
@@ -37,6 +37,7 @@ export async function jsonBody(c: Context): Promise<unknown> {
   }
   const text = await readText(c, MAX_BODY_BYTES);
   if (text.trim() === '') return undefined;
+  checkJsonDepth(text);
   try {
     return JSON.parse(text) as unknown;
   } catch {

@@ -6,7 +6,7 @@ import type { Context, Hono } from 'hono';
 import type { Principal } from '../src/auth/principal.ts';
 import type { InstanceRecord } from '../src/ports.ts';
 import { forwardA2a } from './a2a-forward.ts';
-import { jsonRpcHandler, type JsonRpcRequest } from './a2a-jsonrpc.ts';
+import { jsonRpcHandler, ownEntry, type JsonRpcRequest } from './a2a-jsonrpc.ts';
 import { a2aCaller } from './a2a-request.ts';
 import { bodyObject, restHandler, type Call, type ForwardKind, type Route } from './a2a-rest.ts';
 import { agentCard } from './agent-card.ts';
@@ -33,7 +33,7 @@ export function fleetA2aRoutes(app: Hono, deps: AppDeps): void {
   app.post(
     `${FLEET_PREFIX}/a2a/jsonrpc`,
     jsonRpcHandler(deps, fleet, caller, async (c, principal, req: JsonRpcRequest) => {
-      const owner = await OWNER[req.method]?.(principal, req.params);
+      const owner = await ownEntry(OWNER, req.method)?.(principal, req.params);
       return owner && forwardA2a(c, owner, '/jsonrpc', 'POST', { jsonrpc: '2.0', id: req.id, method: req.method, params: req.params });
     }),
   );

@@ -2,6 +2,7 @@
 import type { Context } from 'hono';
 import { isJwtShaped } from '../src/auth/authenticator.ts';
 import { BindingError } from '../src/errors.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../src/protocol/json-depth.ts';
 import type { Config } from '../src/config.ts';
 import { hostNamesThisServer } from './guards.ts';
 
@@ -94,9 +95,19 @@ export async function readText(c: Context, max: number): Promise<string> {
   return text;
 }
 
+/**
+ * Refuses a body that nests deeper than a WebSocket frame may (docs/protocol.md §1.6), on the
+ * text before JSON.parse: nothing we take nests that deep, and a deeply nested value passed on
+ * (stored, logged, compared) would exhaust the stack of whoever walks it.
+ */
+export function checkJsonDepth(text: string): void {
+  if (nestsDeeperThan(text)) throw new BindingError('INVALID_REQUEST', `the body nests deeper than ${MAX_JSON_DEPTH} levels`);
+}
+
 /** A REST POST's JSON body, read within MAX_BODY_BYTES. */
 export async function restJsonBody(c: Context): Promise<unknown> {
   const text = await readText(c, MAX_BODY_BYTES);
+  checkJsonDepth(text);
   try {
     return JSON.parse(text) as unknown;
   } catch {
