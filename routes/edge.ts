@@ -7,7 +7,8 @@ import { restError } from '../src/errors.ts';
 import { peerFields, type Peer } from '../src/hub/audit.ts';
 import type { AppDeps } from './deps.ts';
 import { foreignHost } from './guards.ts';
-import { tokenInQuery } from './request.ts';
+import { bearerFromHeader, tokenInQuery } from './request.ts';
+import { bearerFromProtocols, offeredProtocols } from '../src/protocol/subprotocol.ts';
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const A2A_BINDING_PATH = /^\/(agents\/[^/]+|fleet)\/a2a\/(jsonrpc|rest)(\/|$)/;
@@ -16,6 +17,20 @@ export function edgeGuards(deps: AppDeps): MiddlewareHandler {
   const { config, auth, hub } = deps;
   const throttle = new AuthFailureThrottle(config.authFailures, () => hub.deps.clock.now());
   const knows = auth.knows?.bind(auth);
+  /**
+   * How long this request must wait. Only a request that presents a credential can be a guess:
+   * /healthz, the AgentCard and the page are never throttled. Its own token's failures (a client
+   * retrying a stale token) throttle it at once; its address's failures only when its token does
+   * not verify, so one client's stale token does not lock out everyone behind the same NAT.
+   */
+  const throttledFor = async (keys: string[], credential: string | null): Promise<number> => {
+    if (credential === null || keys.length < 2) return 0;
+    const own = throttle.retryAfterMs(keys[1]!);
+    if (own > 0) return own;
+    const shared = throttle.retryAfterMs(keys[0]!);
+    if (shared === 0) return 0;
+    return (await auth.authenticate(credential).then(() => true, () => false)) ? 0 : shared;
+  };
 
   const refuse = (c: Context, status: number, code: string, message: string, headers: Record<string, string> = {}) => {
     if (c.req.header('upgrade')?.toLowerCase() === 'websocket') hub.deps.metrics.inc('upgrade_rejections_total', { status: String(status) });
@@ -31,7 +46,9 @@ export function edgeGuards(deps: AppDeps): MiddlewareHandler {
       return refuse(c, 400, 'INVALID_REQUEST', `tokens must not travel in the URL query (${where}): use Authorization: Bearer or the bearer.<token> subprotocol`);
     }
     const address = clientAddress(c, deps);
-    const wait = address === undefined ? 0 : throttle.retryAfterMs(address);
+    const credential = presentedCredential(c);
+    const keys = address === undefined ? [] : await throttleKeys(address, credential);
+    const wait = await throttledFor(keys, credential);
     if (wait > 0) {
       return refuse(c, 429, 'auth_throttled', `too many failed authentications from ${address}: try again in ${Math.ceil(wait / 1000)} s`, { 'retry-after': String(Math.ceil(wait / 1000)) });
     }
@@ -40,8 +57,26 @@ export function edgeGuards(deps: AppDeps): MiddlewareHandler {
       return refuse(c, 415, 'unsupported_media_type', `a ${c.req.method} body must be JSON (content-type: application/json)`);
     }
     await next();
-    if (c.res.status === 401 && address !== undefined) throttle.failed(address);
+    if (c.res.status === 401) for (const key of keys) throttle.failed(key);
   };
+}
+
+/** What failures count against: the address, and the address with this credential's hash. */
+async function throttleKeys(address: string, credential: string | null): Promise<string[]> {
+  return credential === null ? [address] : [address, `${address} ${await sha256Hex(credential)}`];
+}
+
+/** A bearer in the Authorization header or the WebSocket subprotocol, or null when none was sent. */
+function presentedCredential(c: Context): string | null {
+  const header = bearerFromHeader(c);
+  if (header !== null) return header;
+  const offered = offeredProtocols(c.req.header('sec-websocket-protocol'));
+  return offered?.some((p) => p.startsWith('bearer.')) ? (bearerFromProtocols(offered) ?? '') : null;
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 /**

@@ -304,8 +304,30 @@ describe('8. abuse limits', () => {
     const rest = await raw(server.origin, 'GET', sessionsPath, { host: `127.0.0.1:${server.port}`, authorization: 'Bearer wrong' });
     expect(rest.status).toBe(429);
     expect(Number(rest.headers['retry-after'])).toBeGreaterThan(0);
-    // While throttled, even a right token is refused: a guess cannot be told right from wrong.
-    expect(await TestClient.upgradeStatus(url, { token: alice.token })).toBe(429);
     expect(server.logs.some((l) => l.includes('"status":429') && l.includes('auth_throttled'))).toBe(true);
+    // Everyone else behind the same address still gets in: a token that verifies passes (upgrade and
+    // REST), and what needs no credential is never throttled.
+    expect(await TestClient.upgradeStatus(url, { token: alice.token })).toBe(101);
+    const ok = await raw(server.origin, 'GET', sessionsPath, { host: `127.0.0.1:${server.port}`, authorization: `Bearer ${alice.token}` });
+    expect(ok.status).toBe(200);
+    expect((await raw(server.origin, 'GET', '/healthz', { host: `127.0.0.1:${server.port}` })).status).toBe(200);
+    // A client retrying one stale token is throttled on that token alone.
+    const again = await raw(server.origin, 'GET', sessionsPath, { host: `127.0.0.1:${server.port}`, authorization: 'Bearer wrong-0' });
+    expect(again.status).toBe(429);
+  });
+
+  it('a token that failed a burst of times is throttled while the address is not', async () => {
+    const other = await startTestServer();
+    try {
+      const burst = other.config.authFailures.burst;
+      const path = `/agents/${other.config.instanceId}/sessions`;
+      const statuses: number[] = [];
+      for (let i = 0; i < burst + 2; i++) statuses.push((await raw(other.origin, 'GET', path, { host: `127.0.0.1:${other.port}`, authorization: 'Bearer stale-token' })).status);
+      expect(statuses.slice(0, burst)).toEqual(Array.from({ length: burst }, () => 401));
+      expect(statuses.slice(burst)).toEqual([429, 429]);
+      expect((await raw(other.origin, 'GET', path, { host: `127.0.0.1:${other.port}`, authorization: `Bearer ${other.devToken}` })).status).toBe(200);
+    } finally {
+      await other.stop();
+    }
   });
 });

@@ -29,7 +29,7 @@ export function negotiate(header: string | null | undefined, headerRequired: boo
   throw new BindingError('INVALID_REQUEST', `Sec-WebSocket-Protocol offers no supported token (${JSON_SUBPROTOCOL}, ${BINARY_SUBPROTOCOL})`);
 }
 
-function bearerFromProtocols(offered: string[]): string | null {
+export function bearerFromProtocols(offered: string[]): string | null {
   const entry = offered.find((p) => p.startsWith('bearer.'));
   if (!entry) return null;
   const b64 = entry.slice('bearer.'.length).replace(/-/g, '+').replace(/_/g, '/');
