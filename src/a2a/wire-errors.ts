@@ -15,8 +15,22 @@ const STATUS_NAME: Record<BindingError['code'], string> = {
   REPLAY_OUT_OF_RANGE: 'OUT_OF_RANGE',
 };
 
+/**
+ * A2A v1.0 leaves auth and rate errors to the server (-32000..-32099): on the JSON-RPC binding
+ * these get codes of their own (DECISIONS §19), so a client does not read "your request was
+ * malformed" (-32600) where it was refused or throttled. The ErrorInfo reason stays the binding code.
+ */
+const JSON_RPC_SERVER_CODES: Partial<Record<BindingError['code'], number>> = {
+  UNAUTHENTICATED: -32050,
+  PERMISSION_DENIED: -32051,
+  RATE_LIMITED: -32052,
+  REPLAY_OUT_OF_RANGE: -32053,
+};
+
 export function jsonRpcError(err: BindingError): A2AError {
-  return a2aError(err.code, err.message, err.metadata, err.a2a);
+  const error = a2aError(err.code, err.message, err.metadata, err.a2a);
+  const own = err.a2a === undefined ? JSON_RPC_SERVER_CODES[err.code] : undefined;
+  return own === undefined ? error : { ...error, code: own };
 }
 
 /**
