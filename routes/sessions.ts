@@ -2,7 +2,8 @@
 import { Hono, type Context } from 'hono';
 import { coversSession, hasScope, type Principal, type Scope } from '../src/auth/principal.ts';
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
-import { newSessionRecord, parseCreateSession } from '../src/hub/session-record.ts';
+import { parseCreateSession } from '../src/hub/session-record.ts';
+import { createSession } from '../src/hub/session-creation.ts';
 import { recordingResponse } from './recording.ts';
 import { shareRoutes } from './shares.ts';
 import { fileRoutes } from './files.ts';
@@ -18,9 +19,6 @@ type Env = { Variables: { principal: Principal } };
 export function sessionRoutes(deps: AppDeps): Hono<Env> {
   const { config, store, hub, auth } = deps;
   const app = new Hono<Env>();
-  /** The session creation in progress: the per-principal cap is counted and the record stored in turn (docs/security.md, attack 8). */
-  let creating: Promise<unknown> = Promise.resolve();
-
   app.use('*', async (c, next) => {
     requireSecureTransport(c, config);
     const principal = await auth.authenticate(bearerFromHeader(c), deps.clientCertificate?.(c));
@@ -43,24 +41,10 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   const notFound = (c: Context) => c.json(restError('not_found', `unknown session ${c.req.param('session_id')}`), 404);
 
   app.post('/', async (c) => {
-    requireScope(c.get('principal'), 'pty:control');
-    if (c.get('principal').sessions) throw new BindingError('PERMISSION_DENIED', 'a bearer restricted to particular sessions cannot create sessions');
-    const body = await restJsonBody(c);
     const principal = c.get('principal');
-    const rec = newSessionRecord(
-      { instanceId: config.instanceId, caps: hub.deps.sessionHost, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: principal.id, now: Date.now() },
-      parseCreateSession(body),
-    );
-    // One creation at a time, so that concurrent requests cannot all pass the count.
-    const created = creating.then(async () => {
-      const live = (await store.listSessions(config.instanceId)).filter((r) => r.createdBy === principal.id && r.state !== 'closed').length;
-      if (live >= config.maxSessionsPerPrincipal) {
-        throw new BindingError('RATE_LIMITED', `principal ${principal.id} already has ${live} sessions that have not ended (PTY_WS_MAX_SESSIONS_PER_PRINCIPAL=${config.maxSessionsPerPrincipal}): delete some first`);
-      }
-      await store.createSession(rec);
-    });
-    creating = created.catch(() => undefined);
-    await created;
+    requireScope(principal, 'pty:control');
+    const input = parseCreateSession(await restJsonBody(c));
+    const rec = await createSession({ config, store, caps: hub.deps.sessionHost, clock: hub.deps.clock }, principal, input);
     return c.json(describe(c, rec), 201);
   });
 

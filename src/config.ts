@@ -139,7 +139,7 @@ const SETTINGS = {
     schema: int(0, 1_000_000),
     help: `places of PTY_WS_MAX_CONNECTIONS_PER_INSTANCE only pty:admin may take, so an administrator can always get in (default 1/${ADMIN_RESERVED_SHARE} of it: 8 of 256); fewer than it`,
   },
-  maxSessionsPerPrincipal: { env: 'PTY_WS_MAX_SESSIONS_PER_PRINCIPAL', default: '64', schema: int(1, 1_000_000), help: 'sessions one principal may have that have not ended; beyond: HTTP 429' },
+  maxSessionsPerPrincipal: { env: 'PTY_WS_MAX_SESSIONS_PER_PRINCIPAL', default: '64', schema: int(1, 1_000_000), help: 'sessions of this instance one principal may have created that have not ended, by REST or A2A; beyond: RATE_LIMITED (HTTP 429)' },
   ptySocket: { env: 'PTY_WS_PTY_SOCKET', default: (_e, p) => `${String(p.stateDir)}/pty-host.sock`, schema: str, help: 'PTY host Unix socket; if nothing listens, the router starts one' },
   defaultShell: {
     env: 'PTY_WS_DEFAULT_SHELL',

@@ -304,6 +304,12 @@ export interface ShareStore {
 
 export interface Store {
   createSession(rec: SessionRecord): Promise<void>;
+  /**
+   * Stores `rec` unless its creator already has `limit` sessions of its instance that have not
+   * ended (false: refused, nothing stored). Counted and stored in one transaction, so concurrent
+   * creations, in this router or in another on the same database, never pass the limit together.
+   */
+  createSessionWithin(rec: SessionRecord & { createdBy: string }, limit: number): Promise<boolean>;
   getSession(instanceId: string, sessionId: string): Promise<SessionRecord | undefined>;
   listSessions(instanceId: string): Promise<SessionRecord[]>;
   updateSession(sessionId: string, patch: SessionPatch): Promise<void>;

@@ -1,5 +1,5 @@
 import type { InValue, ResultSet } from '@libsql/client';
-import { and, asc, desc, eq, lt, min, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, lt, min, ne, sql } from 'drizzle-orm';
 import type { LogEntry, Logger, LogLoss, QueueListener, SequenceState, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
@@ -142,6 +142,17 @@ export class LibsqlStore implements Store {
 
   async createSession(rec: SessionRecord): Promise<void> {
     await this.#write([this.#db.insert(sessions).values(rec)]);
+  }
+
+  async createSessionWithin(rec: SessionRecord & { createdBy: string }, limit: number): Promise<boolean> {
+    // One write transaction: the row goes in, then out again when it made one too many. Another
+    // router's creation on the same database commits before or after this one, never between.
+    const live = this.#db
+      .select({ n: count() })
+      .from(sessions)
+      .where(and(eq(sessions.instanceId, rec.instanceId), eq(sessions.createdBy, rec.createdBy), ne(sessions.state, 'closed')));
+    const [, undone] = await this.#write([this.#db.insert(sessions).values(rec), this.#db.delete(sessions).where(and(eq(sessions.id, rec.id), sql`(${live}) > ${limit}`))]);
+    return (undone?.rowsAffected ?? 0) === 0;
   }
 
   async getSession(instanceId: string, sessionId: string): Promise<SessionRecord | undefined> {

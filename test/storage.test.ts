@@ -212,6 +212,22 @@ describe('sessions', () => {
     await expect(store.createSession(session('dup'))).rejects.toThrow();
     expect(await store.listSessions('local')).toHaveLength(1);
   });
+
+  it('createSessionWithin counts and stores in one transaction: two stores on one database at once never pass the limit', async () => {
+    const [one, two] = [await open(), await open()];
+    await one.createSession(session('ended', { state: 'closed' }));
+    await one.createSession(session('theirs', { createdBy: 'bob' }));
+    await one.createSession(session('elsewhere', { instanceId: 'other' }));
+    const asks = Array.from({ length: 20 }, (_, i) => (i % 2 ? one : two).createSessionWithin({ ...session(`s${i}`), createdBy: 'alice' }, 3));
+    expect((await Promise.all(asks)).filter(Boolean)).toHaveLength(3);
+    const alice = (await one.listSessions('local')).filter((r) => r.createdBy === 'alice' && r.state !== 'closed');
+    expect(alice).toHaveLength(3);
+    // An ended session frees its place; other principals' and instances' sessions never took one.
+    await two.updateSession(alice[0]!.id, { state: 'closed' });
+    expect(await two.createSessionWithin({ ...session('again'), createdBy: 'alice' }, 3)).toBe(true);
+    expect(await one.createSessionWithin({ ...session('over'), createdBy: 'alice' }, 3)).toBe(false);
+    expect(await one.getSession('local', 'over')).toBeUndefined();
+  });
 });
 
 describe('log', () => {

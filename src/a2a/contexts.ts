@@ -5,7 +5,8 @@ import { BindingError } from '../errors.ts';
 import type { Config } from '../config.ts';
 import type { SessionHub } from '../hub/hub.ts';
 import type { Session } from '../hub/types.ts';
-import { CreateSession, newSessionRecord } from '../hub/session-record.ts';
+import { CreateSession } from '../hub/session-record.ts';
+import { createSession } from '../hub/session-creation.ts';
 import type { UserMessage } from '../protocol/a2a.ts';
 import type { Clock, Store } from '../ports.ts';
 import { invalidParams, parseParams, SESSION_METADATA_KEY } from './requests.ts';
@@ -24,14 +25,9 @@ export async function contextOf(deps: ContextDeps, principal: Principal, message
     if (hostFields !== undefined) throw invalidParams(`message.metadata["${SESSION_METADATA_KEY}"] chooses the session host of a new context: it cannot apply to context ${contextId}, which already runs`, { contextId });
     return { session: await liveContext(deps, principal, contextId), created: false };
   }
-  if (principal.sessions) throw new BindingError('PERMISSION_DENIED', 'a bearer restricted to particular sessions cannot start a new context (session): pass the contextId of one it covers');
   const input = parseParams(CreateSession, hostFields ?? {}, `message.metadata["${SESSION_METADATA_KEY}"]`);
   const { config, hub, store, clock } = deps;
-  const rec = newSessionRecord(
-    { instanceId: config.instanceId, caps: hub.deps.sessionHost, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: principal.id, now: clock.now() },
-    input,
-  );
-  await store.createSession(rec);
+  const rec = await createSession({ config, store, caps: hub.deps.sessionHost, clock }, principal, input);
   const session = await hub.session(rec.id);
   if (!session) throw new BindingError('INTERNAL', `the new session ${rec.id} could not be loaded`);
   return { session, created: true };

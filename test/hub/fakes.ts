@@ -58,6 +58,12 @@ export class MemoryStore implements Store {
   async createSession(rec: SessionRecord): Promise<void> {
     this.sessions.set(rec.id, rec);
   }
+  async createSessionWithin(rec: SessionRecord & { createdBy: string }, limit: number): Promise<boolean> {
+    const live = [...this.sessions.values()].filter((r) => r.instanceId === rec.instanceId && r.createdBy === rec.createdBy && r.state !== 'closed').length;
+    if (live >= limit) return false;
+    this.sessions.set(rec.id, rec);
+    return true;
+  }
   async getSession(_instanceId: string, sessionId: string): Promise<SessionRecord | undefined> {
     return this.sessions.get(sessionId);
   }
