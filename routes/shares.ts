@@ -1,14 +1,14 @@
 // REST for share links (docs/sharing.md): mint, list, revoke. Mounted under a session's route, so
 // the bearer is already authenticated (the principal is in the context); each needs pty:control
-// on that session.
+// on that session. Apart: revoking every share a principal minted on this instance.
 import { Hono, type Context } from 'hono';
 import { coversSession, hasScope, type Principal } from '../src/auth/principal.ts';
-import { BindingError, restError } from '../src/errors.ts';
+import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import type { ShareRecord } from '../src/ports.ts';
-import type { MintedShare, ShareInfo } from '../src/protocol/share-info.ts';
+import type { MintedShare, ShareInfo, SharesRevoked } from '../src/protocol/share-info.ts';
 import type { AppDeps } from './deps.ts';
-import { requestIsSecure } from './guards.ts';
-import { publicOrigins, restJsonBody } from './request.ts';
+import { requestIsSecure, requireSecureTransport } from './guards.ts';
+import { bearerFromHeader, publicOrigins, restJsonBody } from './request.ts';
 
 type Env = { Variables: { principal: Principal } };
 
@@ -60,5 +60,34 @@ export function shareRoutes(deps: AppDeps): Hono<Env> {
     return c.body(null, 204);
   });
 
+  return app;
+}
+
+/**
+ * `DELETE /agents/{instance_id}/shares[?principal=P]`: revokes every active share of this instance
+ * the caller minted, or with `pty:admin` over every session those P minted (a leaked or departed
+ * principal's links, whatever credential it used); the shares minted with them go too. `200 {revoked}`.
+ */
+export function principalShareRoutes(deps: AppDeps): Hono {
+  const { config, shares, auth } = deps;
+  const app = new Hono();
+  app.delete('/', async (c) => {
+    requireSecureTransport(c, config);
+    const principal = await auth.authenticate(bearerFromHeader(c), deps.clientCertificate?.(c));
+    if (c.req.param('instance_id') !== config.instanceId) return c.json(restError('not_found', `unknown instance ${c.req.param('instance_id')}`), 404);
+    const of = c.req.query('principal') ?? principal.id;
+    if (of === '') throw new BindingError('INVALID_REQUEST', 'principal must name a principal');
+    if (of !== principal.id && !(hasScope(principal, 'pty:admin') && principal.sessions === undefined)) {
+      throw new BindingError('PERMISSION_DENIED', "revoking another principal's shares needs pty:admin over every session");
+    }
+    const revoked = await shares.revokeAllBy(of);
+    deps.hub.deps.logger.log('info', 'audit.shares_revoked', { principal: principal.id, minted_by: of, shares: revoked });
+    return c.json({ revoked } satisfies SharesRevoked);
+  });
+  app.onError((e, c) => {
+    const err = toBindingError(e);
+    if (err.code === 'INTERNAL') deps.hub.deps.logger.log('error', 'share revocation failed', { path: c.req.path, error: String(e) });
+    return c.json(restError(err.code, err.message), err.httpStatus as 400);
+  });
   return app;
 }

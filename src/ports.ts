@@ -284,6 +284,12 @@ export interface ShareRecord {
   label: string | null;
   /** The principal that minted it. */
   createdBy: string;
+  /**
+   * The SHA-256 of the bearer token its root minter (the first above it that is no share) stood
+   * on, where that token can be checked later (token map, dev token): the share holds only while
+   * it still authenticates. Null for a JWT or certificate minter, which bounds `expiresAt` instead.
+   */
+  minterTokenSha256: string | null;
   /** ISO-8601 UTC. */
   createdAt: string;
   expiresAt: string;
@@ -300,6 +306,8 @@ export interface ShareStore {
   listActive(sessionId: string, now: number): Promise<ShareRecord[]>;
   /** Marks it revoked; false when the session has no such share, or it was revoked already. */
   revoke(sessionId: string, shareId: string, at: string): Promise<boolean>;
+  /** The instance's shares that are neither revoked nor expired at `now` (ms), only those `createdBy` minted when given; oldest first. */
+  listInstanceActive(instanceId: string, now: number, createdBy?: string): Promise<ShareRecord[]>;
 }
 
 export interface Store {

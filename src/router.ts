@@ -88,6 +88,11 @@ export interface Router {
   /** Records the `default` session `npm start` / `deno task start` print the attach URL of. */
   createDefaultSession(): Promise<SessionRecord>;
   /**
+   * After the token map was reloaded: every connection of a share whose root minter's token no
+   * longer authenticates ends (4401) at once (docs/sharing.md). Never rejects (a failure is logged).
+   */
+  tokensReloaded(): Promise<void>;
+  /**
    * Once the adapter listens: records this instance in the registry at PTY_WS_PUBLIC_URL, else at
    * `listenOrigin`, and starts its heartbeat (docs/deployment.md, "A fleet"); `stop` ends both.
    */
@@ -105,9 +110,21 @@ export interface Router {
 export interface ServedRouter extends Listening {
   port: number;
   hub: SessionHub;
-  /** Re-reads PTY_WS_TOKENS_FILE (SIGHUP); open connections keep their principal. False when the old map stays. */
+  /**
+   * Re-reads PTY_WS_TOKENS_FILE (SIGHUP); open connections keep their principal, except those of
+   * shares whose minter's token is gone (docs/sharing.md). False when the old map stays.
+   */
   reloadTokens(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** `reload` (the token map's), then, when it took, what a reload ends: the shares of removed tokens. */
+export function reloadThen(reload: () => Promise<boolean>, router: Pick<Router, 'tokensReloaded'>): () => Promise<boolean> {
+  return async () => {
+    const changed = await reload();
+    if (changed) await router.tokensReloaded();
+    return changed;
+  };
 }
 
 /** Opens the log, reaches the PTY host and builds the hub and the app. Serving is the runtime's job. */
@@ -203,7 +220,8 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
 
   // Share links are bearers too, for every route and the upgrade (docs/sharing.md).
   // A client certificate (mTLS) names the caller when no bearer is presented.
-  const auth = new CertificateAuthenticator(new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId), () => clock.now());
+  const shareAuth = new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId);
+  const auth = new CertificateAuthenticator(shareAuth, () => clock.now());
   const shares = new ShareService({ store: store.shares, clock, instanceId: config.instanceId, endConnections: (id, message) => hub.endConnections(id, message) });
   const a2a = new A2aControlPlane({ config, store, hub, clock, taskStore: store.tasks, tasks });
   const app = createApp({
@@ -286,5 +304,14 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     throw onLoss.early;
   }
 
-  return { app, hub, store, ptyHost, createDefaultSession, announce, stop };
+  const tokensReloaded = async () => {
+    try {
+      const ended = await shares.endOrphaned((s) => shareAuth.holds(s));
+      if (ended.length > 0) logger.log('info', 'audit.shares_orphaned', { shares: ended.length, share_ids: ended });
+    } catch (e) {
+      logger.log('error', 'ending the shares of removed tokens failed: they are refused at their next authentication', { error: String(e) });
+    }
+  };
+
+  return { app, hub, store, ptyHost, createDefaultSession, tokensReloaded, announce, stop };
 }

@@ -132,6 +132,8 @@ export const shares = sqliteTable(
     createdAt: text('created_at').notNull(),
     expiresAt: text('expires_at').notNull(),
     revokedAt: text('revoked_at'),
+    /** The SHA-256 of the root minter's bearer token, where it can be checked later (ShareRecord.minterTokenSha256). */
+    minterTokenSha256: text('minter_token_sha256'),
   },
   (t) => [index('shares_session_id_idx').on(t.sessionId)],
 );

@@ -1,6 +1,6 @@
 // Share links behind the `ShareStore` port (docs/sharing.md). Writes go through the store's single
 // writer, so a share is durable before its token is handed out; reads query the database.
-import { and, asc, eq, gt, isNull } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, type SQL } from 'drizzle-orm';
 import type { ShareRecord, ShareStore } from '../src/ports.ts';
 import { shares } from './schema.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
@@ -25,11 +25,19 @@ export class LibsqlShareStore implements ShareStore {
     return row;
   }
 
-  async listActive(sessionId: string, now: number): Promise<ShareRecord[]> {
+  listActive(sessionId: string, now: number): Promise<ShareRecord[]> {
+    return this.active(now, eq(shares.sessionId, sessionId));
+  }
+
+  listInstanceActive(instanceId: string, now: number, createdBy?: string): Promise<ShareRecord[]> {
+    return this.active(now, eq(shares.instanceId, instanceId), createdBy === undefined ? undefined : eq(shares.createdBy, createdBy));
+  }
+
+  private active(now: number, ...where: Array<SQL | undefined>): Promise<ShareRecord[]> {
     return this.db
       .select()
       .from(shares)
-      .where(and(eq(shares.sessionId, sessionId), isNull(shares.revokedAt), gt(shares.expiresAt, new Date(now).toISOString())))
+      .where(and(...where, isNull(shares.revokedAt), gt(shares.expiresAt, new Date(now).toISOString())))
       .orderBy(asc(shares.createdAt), asc(shares.id));
   }
 

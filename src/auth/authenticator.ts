@@ -13,6 +13,12 @@ export interface Authenticator {
   authenticate(token: string | null, certificate?: ClientCertificate): Promise<Principal>;
   /** True for a token this server issued or holds (a token map entry), whatever its state: used to spot one where it must not be. */
   knows?(token: string): Promise<boolean>;
+  /**
+   * The principal the token with this SHA-256 (a `Principal.tokenSha256`) authenticates as now;
+   * undefined once it no longer does (gone from a reloaded token map, rotated, expired). Absent
+   * where no principal carries a `tokenSha256`.
+   */
+  byTokenSha256?(sha256: string): Promise<Principal | undefined>;
 }
 
 export const NO_AUTH: Authenticator = {
@@ -51,6 +57,10 @@ export class CompositeAuthenticator implements Authenticator {
 
   async knows(token: string): Promise<boolean> {
     return (await this.tokens.lookup(token)) !== undefined;
+  }
+
+  byTokenSha256(sha256: string): Promise<Principal | undefined> {
+    return this.tokens.byTokenSha256?.(sha256) ?? Promise.resolve(undefined);
   }
 
   async authenticate(token: string | null): Promise<Principal> {

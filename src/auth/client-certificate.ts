@@ -33,6 +33,10 @@ export class CertificateAuthenticator implements Authenticator {
     return this.base.knows?.(token) ?? Promise.resolve(false);
   }
 
+  byTokenSha256(sha256: string): Promise<Principal | undefined> {
+    return this.base.byTokenSha256?.(sha256) ?? Promise.resolve(undefined);
+  }
+
   authenticate(token: string | null, certificate?: ClientCertificate): Promise<Principal> {
     if (token || !certificate || !this.base.enforced) return this.base.authenticate(token);
     return Promise.resolve().then(() => certificatePrincipal(certificate, this.now()));

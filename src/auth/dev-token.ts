@@ -114,7 +114,17 @@ export class DevTokenAuthenticator implements Authenticator {
   async authenticate(token: string | null): Promise<Principal> {
     if (!token) throw new BindingError('UNAUTHENTICATED', 'a bearer token is required');
     if (!(await this.matches(token))) throw new BindingError('UNAUTHENTICATED', 'unknown bearer token');
-    return { id: 'dev', scopes: new Set(['pty:control']) };
+    return this.principal();
+  }
+
+  /** The dev principal while `sha256` is the current token's hash (a rotation ends the old one). */
+  async byTokenSha256(sha256: string): Promise<Principal | undefined> {
+    this.refresh();
+    return sha256 === this.sha256 ? this.principal() : undefined;
+  }
+
+  private principal(): Principal {
+    return { id: 'dev', scopes: new Set(['pty:control']), tokenSha256: this.sha256 };
   }
 
   private async matches(token: string): Promise<boolean> {

@@ -15,6 +15,12 @@ export interface Principal {
    * What the share holds open counts against that principal's limits too (docs/sharing.md).
    */
   rootMinter?: string;
+  /**
+   * The SHA-256 (hex) of the bearer token this principal stands on, where its authenticator can
+   * tell later whether that token still authenticates (a token map entry, the dev token); for a
+   * share, its root minter's (docs/sharing.md). Absent for JWTs and certificates: they end at `expiresAt`.
+   */
+  tokenSha256?: string;
 }
 
 const RANK: Record<Scope, number> = { 'pty:observe': 1, 'pty:control': 2, 'pty:admin': 3 };

@@ -84,11 +84,18 @@ export class TokenMapAuthenticator implements Authenticator {
     if (!token) throw new BindingError('UNAUTHENTICATED', 'a bearer token is required');
     const found = await this.lookup(token);
     if (!found) throw new BindingError('UNAUTHENTICATED', 'unknown bearer token');
-    if (found.expiresAt !== undefined && found.expiresAt <= this.clock.now()) throw new BindingError('UNAUTHENTICATED', 'the bearer token has expired');
-    const p: Principal = { id: found.principal, scopes: new Set(found.scopes) };
-    if (found.sessions) p.sessions = found.sessions;
-    if (found.expiresAt !== undefined) p.expiresAt = found.expiresAt;
-    return p;
+    if (this.expired(found)) throw new BindingError('UNAUTHENTICATED', 'the bearer token has expired');
+    return entryPrincipal(found);
+  }
+
+  /** The hash comes from our own records (a share's minter), not from a caller: no need to hide the time taken. */
+  async byTokenSha256(sha256: string): Promise<Principal | undefined> {
+    const found = this.entries.find((e) => e.sha256 === sha256);
+    return found && !this.expired(found) ? entryPrincipal(found) : undefined;
+  }
+
+  private expired(e: TokenEntry): boolean {
+    return e.expiresAt !== undefined && e.expiresAt <= this.clock.now();
   }
 
   async knows(token: string): Promise<boolean> {
@@ -102,6 +109,13 @@ export class TokenMapAuthenticator implements Authenticator {
     for (const e of this.entries) if (constantTimeEqual(e.sha256, digest)) found = e;
     return found;
   }
+}
+
+function entryPrincipal(e: TokenEntry): Principal {
+  const p: Principal = { id: e.principal, scopes: new Set(e.scopes), tokenSha256: e.sha256 };
+  if (e.sessions) p.sessions = e.sessions;
+  if (e.expiresAt !== undefined) p.expiresAt = e.expiresAt;
+  return p;
 }
 
 function constantTimeEqual(a: string, b: string): boolean {

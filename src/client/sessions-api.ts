@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { FleetSessionList, InstanceList, type FleetSessionInfo, type InstanceInfo } from '../protocol/fleet-info.ts';
 import { bytesToBase64 } from '../ids.ts';
 import { RestErrorBody, SessionInfo, SessionList } from '../protocol/session-info.ts';
-import { MintedShare, ShareList, type ShareInfo } from '../protocol/share-info.ts';
+import { MintedShare, ShareList, SharesRevoked, type ShareInfo } from '../protocol/share-info.ts';
 
 export type { FleetSessionInfo, InstanceInfo, MintedShare, SessionInfo, ShareInfo };
 
@@ -85,6 +85,15 @@ export class SessionsApi {
   async revokeShare(sessionId: string, shareId: string): Promise<void> {
     const res = await this.fetch('DELETE', `/${encodeURIComponent(sessionId)}/shares/${encodeURIComponent(shareId)}`);
     if (!res.ok) throw await restError(res);
+  }
+
+  /**
+   * Revokes every active share of this instance the caller minted, or `principal` minted (that
+   * needs pty:admin); resolves with how many (docs/sharing.md).
+   */
+  async revokeSharesOf(principal?: string): Promise<number> {
+    const query = principal === undefined ? '' : `?${new URLSearchParams({ principal }).toString()}`;
+    return (await this.call('DELETE', query, SharesRevoked, undefined, `${this.origin}/agents/${encodeURIComponent(this.opts.instanceId)}/shares`)).revoked;
   }
 
   /** The session's retained log as an asciicast v2 stream (the caller reads the body). */

@@ -22,3 +22,7 @@ export const MintedShare = v.object({ ...ShareInfo.entries, token: v.string(), u
 export type MintedShare = v.InferOutput<typeof MintedShare>;
 
 export const ShareList = v.object({ shares: v.array(ShareInfo) });
+
+/** The answer to revoking every share of a principal: how many it had minted (those minted with them went too). */
+export const SharesRevoked = v.object({ revoked: v.number() });
+export type SharesRevoked = v.InferOutput<typeof SharesRevoked>;

@@ -1,12 +1,13 @@
 // Share tokens as bearers (docs/sharing.md): a token with the share prefix is looked up by its
 // hash in the database; anything else goes to the configured authenticator. A share's principal
-// may do, on its one session, what its scope allows, until it expires or is revoked.
+// may do, on its one session, what its scope allows, until it expires or is revoked, and only
+// while the token its root minter stood on still authenticates with that scope on that session.
 import { BindingError } from '../errors.ts';
 import { sha256Hex } from '../ids.ts';
 import type { Clock, ShareRecord, ShareStore } from '../ports.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { ClientCertificate } from '../auth/certificate.ts';
-import type { Principal } from '../auth/principal.ts';
+import { coversSession, hasScope, type Principal } from '../auth/principal.ts';
 import { SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
 
 
@@ -21,7 +22,10 @@ const MAX_MINTED_DEPTH = 32;
 
 /** The principal of a share: its scope, on its one session, until it expires. */
 export function sharePrincipal(rec: ShareRecord, rootMinter: string): Principal {
-  return { id: sharePrincipalId(rec.id), scopes: new Set([rec.scope]), sessions: new Set([rec.sessionId]), expiresAt: Date.parse(rec.expiresAt), rootMinter };
+  const p: Principal = { id: sharePrincipalId(rec.id), scopes: new Set([rec.scope]), sessions: new Set([rec.sessionId]), expiresAt: Date.parse(rec.expiresAt), rootMinter };
+  // A share minted with this one stands on the same root token.
+  if (rec.minterTokenSha256 !== null) p.tokenSha256 = rec.minterTokenSha256;
+  return p;
 }
 
 export class ShareAuthenticator implements Authenticator {
@@ -46,13 +50,49 @@ export class ShareAuthenticator implements Authenticator {
     if (!this.base.enforced || !token?.startsWith(SHARE_TOKEN_PREFIX)) return this.base.authenticate(token, certificate);
     const rec = await this.shares.byTokenHash(await sha256Hex(token));
     if (!rec || rec.instanceId !== this.instanceId) throw new BindingError('UNAUTHENTICATED', 'unknown share token');
+    return sharePrincipal(rec, await this.#checkAll(rec));
+  }
+
+  byTokenSha256(sha256: string): Promise<Principal | undefined> {
+    return this.base.byTokenSha256?.(sha256) ?? Promise.resolve(undefined);
+  }
+
+  /** Whether the share would still authenticate (after a token map reload: ShareService.endOrphaned). */
+  holds(rec: ShareRecord): Promise<boolean> {
+    return this.#checkAll(rec).then(
+      () => true,
+      (e: unknown) => {
+        if (e instanceof BindingError && e.code === 'UNAUTHENTICATED') return false;
+        throw e;
+      },
+    );
+  }
+
+  /** Every check; answers the chain's root minter. */
+  async #checkAll(rec: ShareRecord): Promise<string> {
     this.#check(rec, 'this share link');
-    return sharePrincipal(rec, await this.#checkMinters(rec));
+    const rootMinter = await this.#checkMinters(rec);
+    await this.#checkRoot(rec);
+    return rootMinter;
   }
 
   #check(rec: ShareRecord, what: string): void {
     if (rec.revokedAt !== null) throw new BindingError('UNAUTHENTICATED', `${what} was revoked`);
     if (Date.parse(rec.expiresAt) <= this.clock.now()) throw new BindingError('UNAUTHENTICATED', `${what} has expired`);
+  }
+
+  /**
+   * The token the root minter stood on must still authenticate, and still hold the share's scope on
+   * its session (docs/sharing.md): removed from the token map, rotated or narrowed, the share ends.
+   * A share without one (a JWT or certificate minter) is bounded by that credential's expiry instead.
+   */
+  async #checkRoot(rec: ShareRecord): Promise<void> {
+    if (rec.minterTokenSha256 === null) return;
+    const root = await this.base.byTokenSha256?.(rec.minterTokenSha256);
+    if (!root) throw new BindingError('UNAUTHENTICATED', 'the bearer token this share link was minted with no longer authenticates');
+    if (!hasScope(root, rec.scope) || !coversSession(root, rec.sessionId)) {
+      throw new BindingError('UNAUTHENTICATED', `the bearer token this share link was minted with no longer has ${rec.scope} on its session`);
+    }
   }
 
   /**

@@ -69,6 +69,7 @@ export class ShareService {
       scope,
       label: label ?? null,
       createdBy: minter.id,
+      minterTokenSha256: minter.tokenSha256 ?? null,
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(expiresAt).toISOString(),
       revokedAt: null,
@@ -97,5 +98,29 @@ export class ShareService {
       ending.push(...minted.map((s) => s.id));
     }
     return true;
+  }
+
+  /** Revokes every active share of this instance `principalId` minted (and those minted with them); resolves with how many it minted. */
+  async revokeAllBy(principalId: string): Promise<number> {
+    let revoked = 0;
+    for (const s of await this.deps.store.listInstanceActive(this.deps.instanceId, this.deps.clock.now(), principalId)) {
+      if (await this.revoke(s.sessionId, s.id)) revoked++;
+    }
+    return revoked;
+  }
+
+  /**
+   * Ends the connections of every active share that no longer `holds` (its root minter's token
+   * left the token map, or lost the scope): they are refused from now on, not revoked, so a token
+   * put back makes them work again. Resolves with the shares whose connections were ended.
+   */
+  async endOrphaned(holds: (share: ShareRecord) => Promise<boolean>): Promise<string[]> {
+    const ended: string[] = [];
+    for (const s of await this.deps.store.listInstanceActive(this.deps.instanceId, this.deps.clock.now())) {
+      if (s.minterTokenSha256 === null || (await holds(s))) continue;
+      this.deps.endConnections(sharePrincipalId(s.id), 'the bearer token this share link was minted with no longer authenticates');
+      ended.push(s.id);
+    }
+    return ended;
   }
 }

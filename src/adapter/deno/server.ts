@@ -6,7 +6,7 @@ import { denoJournalPort } from './journal-file.ts';
 import { inProcessScreens } from '../../hub/screen.ts';
 import { jsonLogger } from '../../logger.ts';
 import type { Logger } from '../../ports.ts';
-import { startRouter, type ServedRouter } from '../../router.ts';
+import { reloadThen, startRouter, type ServedRouter } from '../../router.ts';
 import { confinementFlags } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { supervisedPtyHostLink } from '../../pty-host/supervised.ts';
@@ -96,7 +96,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     throw e;
   });
 
-  return { port, origin, devToken, devTokenKept, defaultSession, hub: router.hub, reloadTokens, close };
+  return { port, origin, devToken, devTokenKept, defaultSession, hub: router.hub, reloadTokens: reloadThen(reloadTokens, router), close };
 }
 
 /** The certificate and key as PEM text, read now so a missing file stops the start with its name. */

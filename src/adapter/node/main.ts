@@ -55,7 +55,7 @@ const COMMANDS: Record<string, Command> = {
     run: tokenCommand,
   },
   share: {
-    synopsis: 'share <session> [--control] [--expires 2h] [--label L] | --list | --revoke ID',
+    synopsis: 'share <session> [--control] [--expires 2h] [--label L] | --list | --revoke ID; share --revoke-all [--principal P]',
     help: ['share links: a page URL that watches (or, with --control, types in) one session'],
     run: (argv) => clientCommand(argv, usage()),
   },

@@ -15,7 +15,7 @@ import { ConfigError, type Config } from '../../config.ts';
 import { jsonLogger } from '../../logger.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import type { Logger, PtyHost } from '../../ports.ts';
-import { startRouter, type ScreenService, type ServedRouter } from '../../router.ts';
+import { reloadThen, startRouter, type ScreenService, type ServedRouter } from '../../router.ts';
 import { databaseFilePath, readSecretFiles, securePrivateState } from '../../private-files.ts';
 import { confinementFlags } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
@@ -149,7 +149,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     throw e;
   });
 
-  return { port, origin, devToken, devTokenKept, defaultSession, hub: router.hub, ptyHostPid: () => router.ptyHost.pid(), reloadTokens, close };
+  return { port, origin, devToken, devTokenKept, defaultSession, hub: router.hub, ptyHostPid: () => router.ptyHost.pid(), reloadTokens: reloadThen(reloadTokens, router), close };
 }
 
 interface TlsOptions {

@@ -31,7 +31,8 @@ export async function clientCommand(argv: string[], usage: string): Promise<numb
       process.stdout.write(SHARE_USAGE);
       return 0;
     }
-    const id = args.positional[0] === undefined ? undefined : await sessionIdOr(args.positional[0], config, 1);
+    // --revoke-all names no session.
+    const id = args.positional[0] === undefined || args.flags['revoke-all'] ? undefined : await sessionIdOr(args.positional[0], config, 1);
     if (typeof id === 'number') return id;
     return shareCommand(id, args.flags, config);
   }

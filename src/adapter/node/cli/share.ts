@@ -11,12 +11,14 @@ export const SHARE_USAGE = `usage:
               DURATION like 90s, 30m, 2h, 7d (default 1h, at most 7d)
   pty-ws share <session> --list [--json]
   pty-ws share <session> --revoke SHARE_ID
+  pty-ws share --revoke-all [--principal NAME]
+              revoke every share link of this instance you minted (with pty:admin: NAME minted)
 <session> is a session id, a unique prefix of one, or a label.
 common flags: --url http://host:port (PTY_WS_URL), --token T (PTY_WS_TOKEN), --instance ID (PTY_WS_INSTANCE_ID)
 `;
 
-export const SHARE_FLAGS = ['token', 'url', 'instance', 'json', 'control', 'expires', 'label', 'list', 'revoke'];
-export const SHARE_BOOLEAN_FLAGS = ['control', 'list', 'json'];
+export const SHARE_FLAGS = ['token', 'url', 'instance', 'json', 'control', 'expires', 'label', 'list', 'revoke', 'revoke-all', 'principal'];
+export const SHARE_BOOLEAN_FLAGS = ['control', 'list', 'json', 'revoke-all'];
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
@@ -27,9 +29,11 @@ export function parseDuration(text: string): number | undefined {
 }
 
 export async function shareCommand(sessionId: string | undefined, flags: Record<string, string>, config: ClientConfig): Promise<number> {
-  if (!sessionId) return usage('which session?');
   const api = new SessionsApi({ origin: config.serverUrl, instanceId: config.instanceId, token: config.token ?? null });
   const out = (s: string) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
+  if (flags['revoke-all']) return revokeAll(api, flags.principal, config, out);
+  if (flags.principal) return usage('--principal goes with --revoke-all');
+  if (!sessionId) return usage('which session?');
   try {
     if (flags.list) {
       const list = await api.listShares(sessionId);
@@ -62,6 +66,16 @@ export async function shareCommand(sessionId: string | undefined, flags: Record<
 }
 
 const usage = (problem: string) => reportUsage('share', problem, SHARE_USAGE);
+
+async function revokeAll(api: SessionsApi, principal: string | undefined, config: ClientConfig, out: (s: string) => void): Promise<number> {
+  try {
+    const revoked = await api.revokeSharesOf(principal);
+    out(`${revoked} share link${revoked === 1 ? '' : 's'} revoked${principal === undefined ? '' : ` (minted by ${printable(principal)})`}`);
+    return 0;
+  } catch (e) {
+    return reportFailure(e, config.serverUrl);
+  }
+}
 
 function shareTable(list: ShareInfo[]): string {
   if (list.length === 0) return 'no active shares';

@@ -1,0 +1,1 @@
+ALTER TABLE `shares` ADD `minter_token_sha256` text;
