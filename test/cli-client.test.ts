@@ -45,6 +45,26 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: 
   );
 }
 
+/** `attach` in tmux through a proxy the test can cut, at the session's prompt; its session id. */
+async function attachBehindProxy(): Promise<string> {
+  server = await startTestServer();
+  proxy = await startProxy(server.port);
+  const id = server.defaultSession!.id;
+  tmux = await Tmux.start(`${PTY_WS} attach ws://127.0.0.1:${proxy.port}/agents/local/sessions/${id}/attach --token ${server.devToken}`);
+  await tmux.waitFor('#');
+  return id;
+}
+
+/** Cuts the CLI's network, runs `meanwhile`, then heals it and waits for the repaint. */
+async function cutWhile(meanwhile: () => Promise<unknown>): Promise<void> {
+  proxy!.cut({ refuse: true });
+  await tmux!.waitFor('[pty-ws: connection lost, reconnecting…]');
+  await meanwhile();
+  proxy!.restore();
+  // The rejoin's Keyframe takes the notice away (docs/architecture.md).
+  await vi.waitFor(async () => expect(await tmux!.screen()).not.toContain('reconnecting'), { timeout: 20_000, interval: 100 });
+}
+
 // Each CLI run starts a Node process through tsx: generous time on a loaded machine, same assertions.
 describe('pty-ws attach', { timeout: 60_000 }, () => {
   it('types into the session in binary mode, follows the window size, and detaches with Ctrl-] d', async () => {
@@ -90,33 +110,39 @@ describe('pty-ws attach', { timeout: 60_000 }, () => {
   });
 
   it('resumes after a network cut with replay_from, repainting over its notice', async () => {
-    server = await startTestServer();
-    proxy = await startProxy(server.port);
-    const id = server.defaultSession!.id;
-    const url = `ws://127.0.0.1:${proxy.port}/agents/local/sessions/${id}/attach`;
-    tmux = await Tmux.start(`${PTY_WS} attach ${url} --token ${server.devToken}`);
-    await tmux.waitFor('#');
-    await tmux.type('echo before-$((1+1))');
-    await tmux.waitFor(/^before-2$/m);
-    const other = await watch(server, id, 'controller');
-
-    proxy.cut({ refuse: true });
-    await tmux.waitFor('[pty-ws: connection lost, reconnecting…]');
-    other.client.send('echo during-$((2*21))\r');
-    await other.waitForOutput('during-42');
-    proxy.restore();
-
-    await tmux.waitFor(/^during-42$/m, 20_000);
-    // The replayed Output may be drawn a moment before the rejoin's Keyframe, which is cut while
-    // the replay goes out (docs/architecture.md): the repaint takes the notice away once it comes.
-    await vi.waitFor(async () => expect(await tmux!.screen()).not.toContain('reconnecting'), { timeout: 10_000, interval: 100 });
-    const screen = await tmux.screen();
+    const id = await attachBehindProxy();
+    await tmux!.type('echo before-$((1+1))');
+    await tmux!.waitFor(/^before-2$/m);
+    const other = await watch(server!, id, 'controller');
+    await cutWhile(() => {
+      other.client.send('echo during-$((2*21))\r');
+      return other.waitForOutput('during-42');
+    });
+    await tmux!.waitFor(/^during-42$/m, 20_000);
+    const screen = await tmux!.screen();
     expect(count(screen, 'before-2\n')).toBe(1);
-    await tmux.type('echo after-$((3+3))');
-    await tmux.waitFor(/^after-6$/m);
+    await tmux!.type('echo after-$((3+3))');
+    await tmux!.waitFor(/^after-6$/m);
     // The server logs each join with its replay_from: the CLI's rejoin is the only one that has one.
-    const rejoins = server.logs.map((l) => JSON.parse(l) as { replay_from?: unknown }).filter((l) => typeof l.replay_from === 'number');
+    const rejoins = server!.logs.map((l) => JSON.parse(l) as { replay_from?: unknown }).filter((l) => typeof l.replay_from === 'number');
     expect(rejoins).toHaveLength(1);
+  });
+
+  it('types nothing the user did not type when the output it missed held terminal queries', async () => {
+    // The local terminal (tmux here) answers the queries printed to it on the CLI's stdin; queries
+    // printed while the CLI was away must not reach it on the rejoin, or their answers would be sent.
+    const id = await attachBehindProxy();
+    const other = await watch(server!, id, 'controller');
+    let mark = 0;
+    await cutWhile(async () => {
+      other.client.send("printf '\\033[>c\\033[c\\033[6n'; echo during-$((2*21))\r");
+      mark = (await other.waitForOutput('during-42\r\n')).length;
+    });
+    await tmux!.waitFor(/^during-42$/m, 20_000);
+    await tmux!.type('echo after-$((3+3))');
+    await other.waitForOutput('after-6\r\n');
+    // The terminal's echo shows every byte the shell got since (an ESC as `^[`): only the typed line.
+    expect(other.output().slice(mark)).toMatch(/^(?:[$#] )?echo after-\$\(\(3\+3\)\)\r\nafter-6\r\n/);
   });
 
   it('--observe watches without typing', async () => {

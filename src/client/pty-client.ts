@@ -182,7 +182,8 @@ export class PtyClient extends Emitter<PtyClientEvents> {
         if (msg.reason === 'server_shutdown') this.serverShutDown = true;
         return this.emit('goodbye', msg.reason);
       case 'output':
-        if (this.cursor.logFrame(msg.sequence, true)) this.emit('output', msg.data, msg.sequence);
+        // Before the join's Keyframe, Output is the join's replay (docs/protocol.md §6.1).
+        if (this.cursor.logFrame(msg.sequence, true)) this.emit('output', msg.data, msg.sequence, this.state === 'joining');
         return;
       case 'error': {
         const { code, message } = msg.payload;

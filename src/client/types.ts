@@ -73,8 +73,12 @@ export interface PtyClientEvents {
   hello: [HelloPayload];
   role: [RoleInfo];
   membership: [Membership];
-  /** PTY output bytes, in order, each exactly once. */
-  output: [Uint8Array, number];
+  /**
+   * PTY output bytes, in order, each exactly once; their sequence; and whether they are replayed
+   * (sent in a join's flush, before its Keyframe: printed before this connection joined). A
+   * terminal must not answer the queries in replayed bytes: whoever asked is not waiting any more.
+   */
+  output: [Uint8Array, number, boolean];
   keyframe: [KeyframeEvent];
   resize: [Geometry & { sequence: number }];
   closed: [ClosedInfo];

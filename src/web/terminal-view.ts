@@ -11,6 +11,7 @@ import { globalWebSocket } from '../client/websocket.ts';
 import { show } from './dom.ts';
 import { renderMembers } from './members.ts';
 import { THEMES, type Appearance } from './preferences.ts';
+import { ReplayGate } from './replay-gate.ts';
 import { registerClipboard, registerWebLinks, TerminalSearch } from './terminal-extras.ts';
 
 /**
@@ -60,6 +61,8 @@ export class TerminalView {
   private readonly fit = new FitAddon();
   private readonly resizeObserver: ResizeObserver;
   private readonly search: TerminalSearch;
+  /** Replayed output and Keyframes are drawn through it: the terminal's answers to them are not sent. */
+  private readonly gate: ReplayGate;
   private fitTimer: ReturnType<typeof setTimeout> | undefined;
   /** Whether anything was drawn yet: a repaint keeps what was as scrollback (issue 21). */
   private drawn = false;
@@ -85,6 +88,7 @@ export class TerminalView {
     this.term.unicode.activeVersion = '11';
     registerWebLinks(this.term, (url) => void window.open(url, '_blank', 'noopener,noreferrer'));
     this.search = new TerminalSearch(this.term);
+    this.gate = new ReplayGate(this.term);
     registerClipboard(this.term, navigator.clipboard as Navigator['clipboard'] | undefined, () => this.client.role === 'controller' && document.hasFocus());
     ui.container.replaceChildren();
     this.term.open(ui.container);
@@ -163,19 +167,20 @@ export class TerminalView {
 
   private wire(): void {
     const { client, term } = this;
-    client.on('output', (data) => {
+    const { gate } = this;
+    client.on('output', (data, _sequence, replayed) => {
       this.drawn = true;
-      term.write(data);
+      gate.write(data, replayed);
     });
     client.on('keyframe', (k) => {
       if (!k.repaint) return;
       // What was drawn (the scrollback replay, or the screen before a lag) scrolls up into the
       // scrollback instead of being wiped; then a soft reset, and the snapshot on a clear screen.
-      if (this.drawn) term.write(`${term.buffer.active.type === 'alternate' ? '\x1b[?1049l' : ''}\x1b[${term.rows};1H${'\n'.repeat(term.rows)}\x1b[!p\x1b[H\x1b[2J`);
+      if (this.drawn) gate.write(`${term.buffer.active.type === 'alternate' ? '\x1b[?1049l' : ''}\x1b[${term.rows};1H${'\n'.repeat(term.rows)}\x1b[!p\x1b[H\x1b[2J`, true);
       else term.reset();
       this.drawn = true;
       term.resize(k.cols, k.rows);
-      term.write(k.snapshot);
+      gate.write(k.snapshot, true);
       this.reportSize();
     });
     client.on('resize', (g) => {
@@ -205,11 +210,12 @@ export class TerminalView {
       this.setStatus('ended');
       if (end.reason === 'refused' || end.reason === 'gave_up') this.ui.onError(`connection ${end.reason}: ${end.message ?? ''}`);
     });
+    // Only while the gate is open: what the terminal emits as it parses the past is not input.
     term.onData((data) => {
-      if (client.role === 'controller') client.send(this.opts.transformInput ? this.opts.transformInput(data) : data);
+      if (client.role === 'controller' && gate.open) client.send(this.opts.transformInput ? this.opts.transformInput(data) : data);
     });
     term.onBinary((data) => {
-      if (client.role === 'controller') client.send(Uint8Array.from(data, (c) => c.charCodeAt(0)));
+      if (client.role === 'controller' && gate.open) client.send(Uint8Array.from(data, (c) => c.charCodeAt(0)));
     });
   }
 

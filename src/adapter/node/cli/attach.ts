@@ -40,7 +40,14 @@ export async function attachCommand(args: AttachArgs, config: ClientConfig): Pro
   const screen = new AttachScreen(stdout, client, tty, sessionName(url));
 
   let noticeShown = false;
-  client.on('output', (data) => screen.output(data));
+  // The local terminal answers the queries printed to it (DA, CPR, DECRQM…) on stdin, and stdin is
+  // sent as input: output replayed at a rejoin (all this command ever gets replayed) is not drawn.
+  // The rejoin's Keyframe repaints the screen with it folded in (the cursor is marked lost with the
+  // notice below), and a snapshot carries no queries (docs/protocol.md §6.1, §6.3). Filtering the
+  // queries out instead would have to know every one a terminal answers; one missed is typed.
+  client.on('output', (data, _sequence, replayed) => {
+    if (!replayed) screen.output(data);
+  });
   client.on('keyframe', (k) => {
     if (k.repaint) screen.repaint(k.snapshot);
   });
