@@ -122,16 +122,47 @@ describe('TerminalGate', () => {
   it('holds commands while a human line is half-typed, for the quiet period, and after a Ctrl-C', () => {
     const g = new TerminalGate(limits);
     expect(g.busyFor(0)).toBe(0);
-    expect(g.humanTyped(utf8('ls -l'), 1000)).toBe(false);
+    expect(g.humanTyped('alice', utf8('ls -l'), 1000)).toBe(false);
     expect(g.busyFor(5000)).toBe(-1);
-    expect(g.humanTyped(utf8('\r'), 2000)).toBe(false);
+    expect(g.humanTyped('alice', utf8('\r'), 2000)).toBe(false);
     expect(g.busyFor(2100)).toBe(400);
     expect(g.busyFor(2500)).toBe(0);
-    expect(g.humanTyped(utf8('abc\x15'), 3000)).toBe(false);
+    expect(g.humanTyped('alice', utf8('abc\x15'), 3000)).toBe(false);
     expect(g.busyFor(3600)).toBe(0);
-    expect(g.humanTyped(utf8('\x03'), 4000)).toBe(true);
+    expect(g.humanTyped('alice', utf8('\x03'), 4000)).toBe(true);
     g.interrupted(4600);
     expect(g.busyFor(4700)).toBe(200);
+  });
+
+  it('holds a half-typed line only while one of the humans who wrote it is connected', () => {
+    const g = new TerminalGate(limits);
+    g.humanTyped('alice', utf8('ls -'), 1000);
+    g.humanTyped('bob', utf8('l'), 1000);
+    g.humanLeft('alice');
+    expect(g.busyFor(5000)).toBe(-1);
+    expect(g.waitingFor(5000)).toBe('waiting for a human to finish their line');
+    expect(g.takeAbandonedLine()).toBe(false);
+    // An observer or a controller that typed nothing leaving changes nothing.
+    g.humanLeft('carol');
+    expect(g.busyFor(5000)).toBe(-1);
+    g.humanLeft('bob');
+    expect(g.busyFor(5000)).toBe(0);
+    expect(g.waitingFor(5000)).toBeNull();
+    // The line they left is cleared before the next command, once.
+    expect(g.takeAbandonedLine()).toBe(true);
+    expect(g.takeAbandonedLine()).toBe(false);
+
+    // One human ends the line for all: Enter from bob releases alice's half line, nothing to clear.
+    g.humanTyped('alice', utf8('echo '), 6000);
+    g.humanTyped('bob', utf8('hi\r'), 6000);
+    expect(g.busyFor(7000)).toBe(0);
+    g.humanLeft('alice');
+    expect(g.takeAbandonedLine()).toBe(false);
+    // A line left behind and then finished by someone else is not cleared either.
+    g.humanTyped('alice', utf8('echo '), 8000);
+    g.humanLeft('alice');
+    g.humanTyped('bob', utf8('\x15'), 8000);
+    expect(g.takeAbandonedLine()).toBe(false);
   });
 
   it('follows the alternate screen in the output, however the switch is split', () => {

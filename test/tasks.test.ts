@@ -246,6 +246,31 @@ describe('streaming, queueing and following', () => {
     c.close();
   });
 
+  it.each([
+    ['sh', undefined],
+    ['bash', ['/bin/bash', '--norc', '--noprofile', '-i']],
+  ])('runs once the human who left a line half-typed disconnects, clearing that line first (%s)', async (_shell, argv) => {
+    const url = await session(argv ? { argv } : {});
+    const human = await TestClient.connect(url, { token });
+    await human.join({ role: 'controller' });
+    const watcher = await TestClient.connect(url, { token });
+    await watcher.join({ role: 'observer' });
+    // Half a word, the cursor moved back into it (left arrow): the line is cleared whole.
+    human.send('pty.session_input', { data: b64('ech\x1b[D') });
+    await human.waitForOutput('ech');
+    const c = await agent(url);
+    const taskId = await stream(c, 'echo agent-ran');
+    // Held for the human's line: the presence list says so.
+    const activities = (f: { payload: Record<string, unknown> }) => JSON.stringify(f.payload.controllers ?? []);
+    await watcher.waitForFrame((f) => f.payload.kind === 'MembershipChanged' && activities(f).includes('waiting for a human to finish their line'), 'the task held');
+    human.close();
+    const final = (await updateIn(c, taskId, 'terminal')).payload.task as TaskJson;
+    expect(final.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(outputOf(final)).toBe('agent-ran\n');
+    watcher.close();
+    c.close();
+  });
+
   it('waits while a full-screen program has the terminal', async () => {
     const url = await session();
     const c = await TestClient.connect(url, { token });

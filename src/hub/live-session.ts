@@ -136,10 +136,12 @@ export class LiveSession implements Session, FlushContext, RosterContext {
 
   leave(member: Member): void {
     leave(this, member);
+    this.stream.left(member.clientId);
   }
 
   detach(member: Member): void {
     detach(this, member);
+    this.stream.left(member.clientId);
   }
 
   requestRole(member: Member, role: Role, requestId: string): void {
@@ -153,7 +155,7 @@ export class LiveSession implements Session, FlushContext, RosterContext {
       const err = new PtyError('PTY_WRITE_FAILED', message);
       if (this.members.has(member)) member.sendUnicast(unicast.ptyError(err, member.lastSequence, this.deps.clock.now(), requestId));
     });
-    this.stream.input(data);
+    this.stream.input(data, member.clientId);
   }
 
   /** Resize is broadcast only once the host applied it; otherwise only the requester hears PTY_RESIZE_FAILED. */

@@ -19,7 +19,7 @@ export class SessionStream {
     private readonly metrics: Metrics,
   ) {}
 
-  /** Until the process ends, `observer` sees its output, controller input and end. */
+  /** Until the process ends, `observer` sees its output, controller input, members leaving and its end. */
   observe(observer: SessionObserver): void {
     this.observers.add(observer);
   }
@@ -44,8 +44,13 @@ export class SessionStream {
   }
 
   /** Bytes a controller typed, for the observers. */
-  input(data: Uint8Array): void {
-    for (const o of this.observers) o.input?.(data);
+  input(data: Uint8Array, clientId: string): void {
+    for (const o of this.observers) o.input?.(data, clientId);
+  }
+
+  /** A member is gone (left or disconnected), for the observers. */
+  left(clientId: string): void {
+    for (const o of this.observers) o.left?.(clientId);
   }
 
   /**

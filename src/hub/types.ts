@@ -49,8 +49,10 @@ export interface LogSink {
 export interface SessionObserver {
   /** PTY output, in log order, right after its Output frame was emitted. */
   output?(data: Uint8Array): void;
-  /** Bytes a controller typed. */
-  input?(data: Uint8Array): void;
+  /** Bytes controller `clientId` typed. */
+  input?(data: Uint8Array, clientId: string): void;
+  /** Member `clientId` left the session or its connection closed. */
+  left?(clientId: string): void;
   /** The process is gone; runs before the Closed frame is emitted, so frames it emits come first. */
   ended?(exitCode: number | null, reason: CloseReason): void;
 }
@@ -74,7 +76,7 @@ export interface Session {
   membership(): MembershipLists;
   /** The agents with work in the session now; a change is announced with MembershipChanged. */
   showAgents(agents: readonly AgentPresence[]): void;
-  /** Until the process ends, `observer` sees its output, controller input and end. */
+  /** Until the process ends, `observer` sees its output, controller input, members leaving and its end. */
   observe(observer: SessionObserver): void;
   /** Starts the process with the session's own settings if nobody has yet (a join does the same). */
   ensureRunning(): Promise<void>;

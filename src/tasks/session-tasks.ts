@@ -13,7 +13,7 @@ import type { TaskConnection } from './task-connection.ts';
 import { type TaskFollowers, updateOf } from './task-followers.ts';
 import { TaskRecord } from './task-record.ts';
 import type { Params, Run, TaskDeps } from './task-run.ts';
-import { TerminalGate } from './terminal-gate.ts';
+import { CLEAR_LINE, TerminalGate } from './terminal-gate.ts';
 import { agentMessage, taskView, withStatus } from './task-objects.ts';
 import { agentPresence, type TaskSender } from './agent-presence.ts';
 import { keystrokes, planMessage } from './task-plan.ts';
@@ -43,7 +43,8 @@ export class SessionTasks {
     this.followers = this.record.followers;
     session.observe({
       output: (data) => this.onOutput(data),
-      input: (data) => this.onHumanInput(data),
+      input: (data, clientId) => this.onHumanInput(data, clientId),
+      left: (clientId) => this.onHumanLeft(clientId),
       ended: (exitCode, reason) => this.onEnded(exitCode, reason),
     });
   }
@@ -276,7 +277,9 @@ export class SessionTasks {
     run.capture = new CommandCapture(nonce, this.deps.limits.maxOutputBytes);
     this.running = run;
     this.record.log('task started', run);
-    if (!this.typeOrLog(new TextEncoder().encode(commandLine(run.plan.command, nonce, this.session.latestRecord.backend)))) {
+    // A line its humans left half-written would run as the start of the command: cleared first.
+    const clear = this.gate.takeAbandonedLine() ? CLEAR_LINE : '';
+    if (!this.typeOrLog(new TextEncoder().encode(clear + commandLine(run.plan.command, nonce, this.session.latestRecord.backend)))) {
       this.finish(run, 'TASK_STATE_FAILED', 'the terminal did not take the command (the session is not running)');
     }
   }
@@ -293,8 +296,8 @@ export class SessionTasks {
     }
   }
 
-  private onHumanInput(data: Uint8Array): void {
-    const interrupt = this.gate.humanTyped(data, this.deps.clock.now());
+  private onHumanInput(data: Uint8Array, clientId: string): void {
+    const interrupt = this.gate.humanTyped(clientId, data, this.deps.clock.now());
     const run = this.running;
     if (run && !run.interruptTimer && interrupt) {
       // The shell abandons the rest of the typed group when its command dies of the signal, so the
@@ -305,6 +308,12 @@ export class SessionTasks {
       }, this.deps.limits.interruptGraceMs);
     }
     if (this.queue.length > 0 && !this.running) this.retryIn(this.deps.limits.humanQuietMs);
+  }
+
+  /** A human who left a line half-written no longer holds the queue: the next command may run. */
+  private onHumanLeft(clientId: string): void {
+    this.gate.humanLeft(clientId);
+    if (this.queue.length > 0 && !this.running) this.pump();
   }
 
   private onEnded(exitCode: number | null, reason: string): void {
