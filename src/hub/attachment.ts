@@ -16,6 +16,7 @@ import type { JoinRights } from './join-spec.ts';
 import type { LiveSession } from './live-session.ts';
 import { recoverLagged } from './flushes.ts';
 import { clientOps, type Handler } from './client-ops.ts';
+import { ResizeCoalescer } from './resize-coalescer.ts';
 import { KeyframePacer } from './keyframe-pacer.ts';
 import { opContext, type OpConnection } from './op-context.ts';
 import { Member } from './member.ts';
@@ -58,6 +59,7 @@ export class Attachment {
     this.keyframes = new KeyframePacer(hub.deps.clock);
     this.handlers = clientOps({
       keyframes: this.keyframes,
+      resizes: new ResizeCoalescer(hub.deps.clock),
       requireMember: () => this.requireMember(),
       join: (s, f) => this.join(s, f),
       leave: (s, f) => this.leave(s, f),

@@ -9,12 +9,14 @@ import { keyframeFor } from './flushes.ts';
 import type { KeyframePacer } from './keyframe-pacer.ts';
 import type { LiveSession } from './live-session.ts';
 import type { Member } from './member.ts';
+import type { ResizeCoalescer } from './resize-coalescer.ts';
 
 export type Handler = (s: LiveSession, f: ClientEnvelope) => Promise<void> | void;
 
 /** What the operations need of the connection they arrived on. */
 export interface OpsConnection {
   readonly keyframes: KeyframePacer;
+  readonly resizes: ResizeCoalescer;
   requireMember(): Member;
   join(s: LiveSession, f: ClientEnvelope): Promise<void>;
   leave(s: LiveSession, f: ClientEnvelope): void;
@@ -37,7 +39,10 @@ export function clientOps(c: OpsConnection): Record<string, Handler> {
     },
     'pty.session_resize': (s, f) => {
       const { cols, rows } = parsePayload(P.SessionResize, f);
-      return s.resize(c.requireMember(), cols, rows);
+      const member = c.requireMember();
+      s.requireController(member, 'resize');
+      // A size applied later is for the member that asked, if it is still one.
+      return c.resizes.offer({ cols, rows }, (size) => (s.members.has(member) ? s.resize(member, size.cols, size.rows) : Promise.resolve()), (run) => c.later(run));
     },
     'pty.request_role': (s, f) => s.requestRole(c.requireMember(), parsePayload(P.RequestRole, f).role, f.id),
     'pty.request_keyframe': (s, f) => {

@@ -262,7 +262,8 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     this.retire();
   }
 
-  private requireController(member: Member, what: string): void {
+  /** Throws unless `member` controls a running session whose host is reachable. */
+  requireController(member: Member, what: string): void {
     this.members.requireController(member, what);
     this.lifecycle.requireRunning();
     this.lifecycle.requireHost();
