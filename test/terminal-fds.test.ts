@@ -1,7 +1,10 @@
 // node-pty 1.1.0 leaves every PTY master inheritable (microsoft/node-pty#657): a native session's
 // shell held the terminal of every session started before it. Driven through the real router, PTY
 // host and shells: what session 2's shell holds, and how session 1 ends while session 2 runs.
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { muxPaths } from '../pty/backends/paths.ts';
 import { isAlive } from '../pty/process-tree.ts';
 import { b64, TestClient } from './helpers/client.ts';
 import { startTestServer, stopWithMultiplexers, type TestServer } from './helpers/server.ts';
@@ -69,6 +72,31 @@ describe('terminal descriptors between native sessions', () => {
       expect(targets.filter((t) => t === '/dev/ptmx' || t === '/dev/pts/ptmx')).toEqual([]);
     });
   }
+
+  // A multiplexer server outlives the host: holding a native session's PTY master, it kept that
+  // session's program running after a PTY host crash (while REST said it had died).
+  it("the tmux and screen servers hold no native session's PTY master", async () => {
+    const native = /\/dev\/pts\/(\d+)/.exec(await (await shell()).run('tty', 'TTY'))?.[1];
+    expect(native).toBeDefined();
+    await (await shell('tmux')).run('true', 'UP');
+    await (await shell('screen')).run('true', 'UP');
+    const paths = muxPaths(server.config.ptySocket);
+    const tmux = execFileSync('tmux', ['-S', paths.tmuxSocket, 'display-message', '-p', '#{pid}'], { encoding: 'utf8' }).trim();
+    const screens = readdirSync(paths.screenDir).map((f) => /^(\d+)\./.exec(f)?.[1]).filter((p): p is string => p !== undefined);
+    expect(screens.length).toBeGreaterThan(0);
+    for (const pid of [tmux, ...screens]) {
+      // A server holds the masters of its own panes; each master names its terminal (tty-index).
+      const masters = readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+        try {
+          if (readlinkSync(`/proc/${pid}/fd/${fd}`) !== '/dev/ptmx') return [];
+          return [/tty-index:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8'))?.[1]];
+        } catch {
+          return [];
+        }
+      });
+      expect(masters, `server ${pid}`).not.toContain(native);
+    }
+  });
 
   // Retried: about one run in five (old code too) the typed `exit` is never echoed nor run, and no
   // Closed comes (the left-behind reader reads the same terminal; not yet explained, see the

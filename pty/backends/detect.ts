@@ -24,7 +24,7 @@ export async function detectBackends(hostSocket: string, log: Logger, fdCloser: 
   if (tmux) {
     const version = parseTmuxVersion((await run(tmux, ['-V'])).stdout);
     if (version < MIN_TMUX) log.log('warn', 'tmux is too old for the tmux backend', { tmux, version, need: MIN_TMUX });
-    else addBackend(backends, log, 'tmux', () => new TmuxBackend(tmux, paths, version, spawn));
+    else addBackend(backends, log, 'tmux', () => new TmuxBackend(tmux, paths, version, spawn, fdCloser));
   }
   const screen = await findProgram('screen', searchPath);
   if (screen) addBackend(backends, log, 'screen', () => new ScreenBackend(screen, paths, spawn));

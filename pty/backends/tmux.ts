@@ -9,6 +9,7 @@ import type { PtyExit, SpawnSpec } from '../../src/ports.ts';
 import { endSession, procStat } from '../process-tree.ts';
 import { PtyHostError } from '../protocol.ts';
 import type { SpawnTerminal } from './terminal-spawn.ts';
+import { closingExecArgv } from './session-launch.ts';
 import { CLIENT_TERM, muxSessionName, sessionIdOf, spawnClient, untilFound, type Attached, type Backend, type Recovered } from './backend.ts';
 import { run, shQuote, type RunResult } from './exec.ts';
 import { ensurePrivateDir, type MuxPaths } from './paths.ts';
@@ -69,8 +70,12 @@ export class TmuxBackend implements Backend {
   /** `version` as parseTmuxVersion gives it (major * 100 + minor). */
   readonly #spawn: SpawnTerminal;
 
-  constructor(binary: string, paths: MuxPaths, version: number, spawn: SpawnTerminal) {
+  /** The Perl that closes inherited descriptors (terminal-spawn.ts), if there is one. */
+  readonly #fdCloser: string | undefined;
+
+  constructor(binary: string, paths: MuxPaths, version: number, spawn: SpawnTerminal, fdCloser: string | undefined) {
     this.#spawn = spawn;
+    this.#fdCloser = fdCloser;
     // The path goes into the hook's command line inside tmux's own double quotes.
     if (!/^[\w./+-]+$/.test(binary)) throw new Error(`tmux path ${binary} has characters the pane-died hook cannot quote`);
     this.#binary = binary;
@@ -157,7 +162,9 @@ export class TmuxBackend implements Backend {
   }
 
   async #create(name: string, spec: SpawnSpec, program: string): Promise<Attached> {
-    const started = await this.#tmux(['start-server']);
+    // The server outlives this host: started through the descriptor closer, it holds no PTY master
+    // of a native session (which would keep that session's program running after a host crash).
+    const started = await this.#tmux(['start-server'], this.#fdCloser);
     if (started.code !== 0) throw new PtyHostError('spawn_failed', `tmux server could not start: ${started.stderr.trim()}`);
     if (await this.#exists(name)) throw new PtyHostError('exists', `tmux session ${name} already exists`);
     // A single word would be run by the shell as a command line: exec it so argv stays exact.
@@ -223,8 +230,11 @@ export class TmuxBackend implements Backend {
     return (await this.#tmux(['has-session', '-t', `=${name}`])).code === 0;
   }
 
-  #tmux(args: string[]): Promise<RunResult> {
-    return run(this.#binary, ['-S', this.#paths.tmuxSocket, '-f', this.#paths.tmuxConf, ...args]);
+  #tmux(args: string[], fdCloser?: string): Promise<RunResult> {
+    const argv = ['-S', this.#paths.tmuxSocket, '-f', this.#paths.tmuxConf, ...args];
+    if (!fdCloser) return run(this.#binary, argv);
+    const [file, ...rest] = closingExecArgv(fdCloser, this.#binary, argv);
+    return run(file!, rest);
   }
 
   /** Reads and removes the exit status the pane-died hook wrote, if it did. */
