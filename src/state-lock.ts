@@ -6,6 +6,11 @@
 // file cannot give both: after a SIGKILL it stays behind, and deciding it is stale (is that pid
 // alive, is it still the same process) races a second starter doing the same.
 //
+// An abstract name is per network namespace, though: containers sharing a volume each have their
+// own. So the lock proper is a record lock on a file in the directory (storage/exclusive-file-lock.ts),
+// which the whole kernel sees and which also dies with its process; the socket is how a second
+// server in the same namespace learns the holder's pid.
+//
 // Abstract names have no file permissions, so the name is derived from the directory's real path
 // and a random key kept in the directory (mode 0600 in a 0700 directory): another user can
 // neither guess the name to squat it nor connect to it. The holder answers every connection with
@@ -23,6 +28,10 @@ export interface StateLockPort {
   bind(name: string, greeting: string): Promise<{ release(): Promise<void> } | null>;
   /** What the holder of `name` answers; null when nothing is bound; 'timeout' when it did not answer within `ms`. */
   ask(name: string, ms: number): Promise<string | null | 'timeout'>;
+  /** Takes the record lock on the file `path` (created when missing); null when another process holds it. */
+  lockFile(path: string): Promise<{ release(): void } | null>;
+  /** This kernel's boot id (Linux), or null: a lease taken from the same state directory on another machine must expire first. */
+  bootId: string | null;
 }
 
 export class StateDirInUseError extends Error {
@@ -45,6 +54,7 @@ export interface StateLock {
 }
 
 const KEY_FILE = 'lock.key';
+const LOCK_FILE = 'router.lock';
 const ASK_MS = 2000;
 /** Binding can lose a race with a holder that is exiting right now: try again this often. */
 const ATTEMPTS = 3;
@@ -54,20 +64,43 @@ export async function lockStateDir(stateDir: string, who: { instanceId: string; 
   const real = await port.realPath(stateDir);
   const secret = await lockKey(`${real}/${KEY_FILE}`, port);
   const name = `\0pty-ws/state/${await digest(`${real}\n${secret}`)}`;
-  const key = await digest(`instance lease\n${real}\n${secret}`);
+  // The same directory on the same kernel: a restart there may take the instance's lease at once,
+  // since holding the lock proves its holder gone (src/instance-lease.ts).
+  const key = await digest(`instance lease\n${real}\n${secret}\n${port.bootId ?? ''}`);
   const greeting = JSON.stringify({ pid: port.pid, instance_id: who.instanceId, state_dir: real, since: new Date(who.now).toISOString() });
+  const file = await port.lockFile(`${real}/${LOCK_FILE}`);
+  if (!file) {
+    const holder = await describeHolder(name, port);
+    throw new StateDirInUseError(real, holder.pid, holder.detail ?? 'its holder runs in another network namespace (a container sharing this directory?) and cannot be asked its pid');
+  }
   for (let attempt = 1; ; attempt++) {
     const held = await port.bind(name, greeting);
-    if (held) return { key, dir: real, release: () => held.release() };
-    const answer = await port.ask(name, ASK_MS);
-    if (answer === 'timeout') throw new StateDirInUseError(real, null, `it did not say its pid within ${ASK_MS} ms: stopped or hung?`);
-    if (answer !== null) {
-      const holder = parseGreeting(answer);
-      throw new StateDirInUseError(real, holder.pid, holder.pid === null ? 'pid unknown' : `pid ${holder.pid}, instance ${holder.instance}, since ${holder.since}`);
+    if (held) {
+      return {
+        key,
+        dir: real,
+        release: async () => {
+          await held.release();
+          file.release();
+        },
+      };
+    }
+    const holder = await describeHolder(name, port);
+    if (holder.detail !== undefined || attempt === ATTEMPTS) {
+      file.release();
+      throw new StateDirInUseError(real, holder.pid, holder.detail ?? 'its lock was taken and released again while this one started');
     }
     // Nothing answers: the holder exited between our bind and our question.
-    if (attempt === ATTEMPTS) throw new StateDirInUseError(real, null, 'its lock was taken and released again while this one started');
   }
+}
+
+/** Who holds the socket name: its pid and a description, or no detail when nothing answers. */
+async function describeHolder(name: string, port: StateLockPort): Promise<{ pid: number | null; detail?: string }> {
+  const answer = await port.ask(name, ASK_MS);
+  if (answer === 'timeout') return { pid: null, detail: `it did not say its pid within ${ASK_MS} ms: stopped or hung?` };
+  if (answer === null) return { pid: null };
+  const holder = parseGreeting(answer);
+  return { pid: holder.pid, detail: holder.pid === null ? 'pid unknown' : `pid ${holder.pid}, instance ${holder.instance}, since ${holder.since}` };
 }
 
 async function lockKey(file: string, port: StateLockPort): Promise<string> {

@@ -3,9 +3,10 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { endOrphans } from './helpers/leftovers.ts';
-import { runCli, startRouterProcess, type Child } from './helpers/processes.ts';
+import { BIN, runCli, startRouterProcess, type Child } from './helpers/processes.ts';
 
 const dirs: string[] = [];
 const children: Child[] = [];
@@ -49,4 +50,40 @@ describe('the state directory lock', () => {
     children.push(third);
     expect((await fetch(`${third.origin}/healthz`)).status).toBe(200);
   }, 60_000);
+
+  // Containers sharing a volume: each has its own network namespace, so its own abstract socket
+  // names. The record lock on the directory's file holds across them.
+  const NS = `ptyws-lock-${process.pid}`;
+  const canNetns = process.getuid?.() === 0 && spawnSync('ip', ['netns', 'add', NS]).status === 0;
+  afterAll(() => {
+    if (canNetns) spawnSync('ip', ['netns', 'del', NS]);
+  });
+
+  it.skipIf(!canNetns)(`refuses a second server on the same directory from another network namespace${canNetns ? '' : ' (needs root and ip netns)'}`, async () => {
+    const dir = newDir();
+    const first = await startRouterProcess({ 'state-dir': dir });
+    children.push(first);
+    spawnSync('ip', ['netns', 'exec', NS, 'ip', 'link', 'set', 'lo', 'up']);
+    const proc = spawn('ip', ['netns', 'exec', NS, process.execPath, BIN, 'serve', '--port', '0', '--state-dir', dir], {
+      env: { PATH: process.env.PATH, SHELL: '/bin/sh', PTY_WS_DEV_TOKEN_POLICY: 'per-start' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    let out = '';
+    proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
+      proc.once('exit', (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    expect(out).not.toContain('listening on');
+    expect(code).toBe(1);
+    expect(err).toContain(`state directory ${dir} is in use by another pty-ws server (its holder runs in another network namespace`);
+    // The first one serves on, its lease and its numbering untouched.
+    expect((await fetch(`${first.origin}/healthz`)).status).toBe(200);
+  }, 60_000);
 });
+

@@ -18,7 +18,7 @@ function journalFile(path: string): JournalFile {
 }
 
 /** The kernel's id of this boot: a journal from another boot may have lost its last writes. */
-function bootId(): string | null {
+export function bootId(): string | null {
   try {
     return Deno.readTextFileSync('/proc/sys/kernel/random/boot_id').trim() || null;
   } catch {

@@ -1,8 +1,14 @@
 // The state directory lock's runtime calls on Deno (the lock itself: src/state-lock.ts).
+import { holdExclusiveFileLock } from '../../../storage/exclusive-file-lock.ts';
 import type { StateLockPort } from '../../state-lock.ts';
+import { bootId } from './journal-file.ts';
 
 export const denoStateLockPort: StateLockPort = {
   pid: Deno.pid,
+  get bootId() {
+    return bootId();
+  },
+  lockFile: async (path) => holdExclusiveFileLock(path),
   realPath: (path) => Deno.realPath(path),
   readText: (path) => Deno.readTextFile(path).catch((e: unknown) => (e instanceof Deno.errors.NotFound ? null : Promise.reject(e))),
   createNew: (path, text) =>

@@ -33,7 +33,7 @@ function journalFile(path: string): JournalFile {
 }
 
 /** The kernel's id of this boot: a journal from another boot may have lost its last writes. */
-function bootId(): string | null {
+export function bootId(): string | null {
   try {
     return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null;
   } catch {

@@ -1,10 +1,16 @@
 // The state directory lock's runtime calls on Node (the lock itself: src/state-lock.ts).
 import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
+import { holdExclusiveFileLock } from '../../../storage/exclusive-file-lock.ts';
 import type { StateLockPort } from '../../state-lock.ts';
+import { bootId } from './journal-file.ts';
 
 export const nodeStateLockPort: StateLockPort = {
   pid: process.pid,
+  get bootId() {
+    return bootId();
+  },
+  lockFile: async (path) => holdExclusiveFileLock(path),
   realPath: (path) => realpath(path),
   readText: (path) => readFile(path, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e))),
   createNew: (path, text) =>
