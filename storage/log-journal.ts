@@ -25,6 +25,8 @@ export interface JournalContents {
   entries: LogEntry[];
   /** Per session, the highest number given out whose frame the database may never get (it was dropped). */
   marks: Map<string, number>;
+  /** Per PTY host epoch, per session: the highest host event logged (from frames and HOST_MARKS records). */
+  hostEvents: Map<string, Record<string, number>>;
 }
 
 const HEADER = 1;
@@ -33,6 +35,8 @@ const ENTRY = 2;
 const MARK = 3;
 /** An Output frame: its id, then the PTY's bytes (docs/protocol.md §3.5). */
 const OUTPUT = 4;
+/** The host events a recovered journal said were logged: JSON, epoch → session → event number. */
+const HOST_MARKS = 5;
 /** A segment this big moves the writes to the other one, which is emptied once all its frames settled. */
 const ROTATE_AT_BYTES = 1024 * 1024;
 
@@ -71,11 +75,19 @@ export class LogJournal {
     return this.#segments.map((s) => s.file.read());
   }
 
-  /** Starts afresh (once the contents were recovered). */
-  reset(): void {
+  /**
+   * Starts afresh (once the contents were recovered). `hostEvents` are the host events the old
+   * contents said were logged: they stay written until the PTY host has heard them (its event
+   * stream is resumed after them), since a router killed before that would otherwise subscribe
+   * without them and log the host's unacknowledged events a second time, under new numbers.
+   * Header and marks go in one write: the journal is never empty of them in between.
+   */
+  reset(hostEvents: ReadonlyMap<string, Record<string, number>> = new Map()): void {
     for (const s of this.#segments) this.#empty(s);
     this.#active = 0;
-    this.#write(this.#segments[0], [this.#header]);
+    const parts = [this.#header];
+    if (hostEvents.size > 0) parts.push(...recordParts(HOST_MARKS, [this.#encoder.encode(JSON.stringify(Object.fromEntries(hostEvents)))]));
+    this.#write(this.#segments[0], parts);
   }
 
   /** Empties both segments without a header: the journal vouches for nothing any more. */
@@ -187,7 +199,7 @@ function recordParts(type: number, parts: readonly Uint8Array[]): Uint8Array[] {
  * header counts only if every segment that holds anything starts with the same one.
  */
 export function readJournal(segments: readonly Uint8Array[]): JournalContents {
-  const out: JournalContents = { bootId: null, instanceId: null, entries: [], marks: new Map() };
+  const out: JournalContents = { bootId: null, instanceId: null, entries: [], marks: new Map(), hostEvents: new Map() };
   const headers = new Set<string | null>();
   for (const bytes of segments) {
     if (bytes.length > 0) headers.add(readSegment(bytes, out));
@@ -226,6 +238,7 @@ function readSegment(bytes: Uint8Array, out: JournalContents): string | null {
       const sequence = view.getFloat64(body, true);
       const createdAt = view.getFloat64(body + 8, true);
       const hostEvent = n > 0 ? { epoch, n } : undefined;
+      if (hostEvent) addHostEvent(out.hostEvents, epoch, sessionId, n);
       if (type === OUTPUT) {
         const dataAt = restAt + 1 + bytes[restAt]!;
         const frameId = decoder.decode(bytes.subarray(restAt + 1, dataAt));
@@ -237,8 +250,17 @@ function readSegment(bytes: Uint8Array, out: JournalContents): string | null {
     } else if (type === MARK) {
       const sessionId = decoder.decode(bytes.subarray(body + 8, end));
       out.marks.set(sessionId, Math.max(view.getFloat64(body, true), out.marks.get(sessionId) ?? 0));
+    } else if (type === HOST_MARKS) {
+      const marks = JSON.parse(decoder.decode(bytes.subarray(body, end))) as Record<string, Record<string, number>>;
+      for (const [epoch, sessions] of Object.entries(marks)) for (const [sessionId, n] of Object.entries(sessions)) addHostEvent(out.hostEvents, epoch, sessionId, n);
     }
     at = end;
   }
   return header;
+}
+
+function addHostEvent(into: Map<string, Record<string, number>>, epoch: string, sessionId: string, n: number): void {
+  const after = into.get(epoch) ?? {};
+  after[sessionId] = Math.max(n, after[sessionId] ?? 0);
+  into.set(epoch, after);
 }

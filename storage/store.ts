@@ -129,15 +129,8 @@ export class LibsqlStore implements Store {
     if (missing.length > 0) await this.#writes.exclusive(() => this.#commitLog(missing)).catch((err: unknown) => Promise.reject(storeFault(err)));
     const trusted = ids.bootId !== null && found.bootId === ids.bootId && found.instanceId === ids.instanceId;
     if (trusted) await this.#sequences.trustJournal(ids.instanceId, found);
-    this.#journal?.reset();
-    const hostEvents = new Map<string, Record<string, number>>();
-    for (const { sessionId, hostEvent } of found.entries) {
-      if (!hostEvent) continue;
-      const after = hostEvents.get(hostEvent.epoch) ?? {};
-      after[sessionId] = Math.max(hostEvent.n, after[sessionId] ?? 0);
-      hostEvents.set(hostEvent.epoch, after);
-    }
-    return { recovered: missing.length, trusted, hostEvents };
+    this.#journal?.reset(found.hostEvents);
+    return { recovered: missing.length, trusted, hostEvents: found.hostEvents };
   }
 
   async createSession(rec: SessionRecord): Promise<void> {

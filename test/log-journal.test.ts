@@ -134,6 +134,30 @@ describe('the log journal', () => {
     await store.close();
   });
 
+  it('a router killed between recovery and resuming the host: the next start still knows which host events were logged', async () => {
+    let store = await open();
+    await store.recoverJournal(ids);
+    await store.createSession(record('s1'));
+    await store.reserveSequences('s1', 4096);
+    // Sent and journaled, never committed: the first router is killed here.
+    const journal = new LogJournal(files, ids);
+    for (let n = 1; n <= 3; n++) journal.append(entry('s1', n));
+    await store.close();
+
+    // The second recovers them (and empties the journal), then is killed before it resumes the host.
+    store = await open();
+    expect((await store.recoverJournal(ids)).hostEvents.get('host-a')).toEqual({ s1: 30 });
+    await store.close();
+
+    // The third must still resume the host after event 30, or it logs events 1..30 again.
+    store = await open();
+    const third = await store.recoverJournal(ids);
+    expect(third.recovered).toBe(0);
+    expect(third.hostEvents.get('host-a')).toEqual({ s1: 30 });
+    expect((await store.readLog('s1', 0)).map((e) => e.sequence)).toEqual([1, 2, 3]);
+    await store.close();
+  });
+
   it('a journal of another boot (a power loss) does not vouch: the ceiling stays and the hole is there to declare', async () => {
     let store = await open();
     await store.recoverJournal(ids);
