@@ -7,7 +7,7 @@ import { fileLogReaderFor } from '../src/adapter/node/file-log-reader.ts';
 import type { LogEntry } from '../src/ports.ts';
 import { OutputFrame, outputEntry } from '../src/protocol/output-frame.ts';
 import { logEntryOfValues } from '../storage/log-rows.ts';
-import { RecentLog } from '../storage/recent-log.ts';
+import { ENTRY_OVERHEAD, RecentLog } from '../storage/recent-log.ts';
 import { tempDatabase } from './helpers/temp-database.ts';
 
 const output = (sessionId: string, sequence: number, bytes: number, createdAt = 1_000_000): LogEntry =>
@@ -23,8 +23,8 @@ const note = (sessionId: string, sequence: number, createdAt = 1_000_000): LogEn
 
 const seqs = (entries: readonly LogEntry[] | undefined): number[] | undefined => entries?.map((e) => e.sequence);
 
-/** An entry's cost in the budgets: its bytes and 128 for its objects. */
-const COST = 1000 + 128;
+/** An entry's cost in the budgets: its bytes and its objects. */
+const COST = 1000 + ENTRY_OVERHEAD;
 
 describe('RecentLog', () => {
   it('serves a range only while every committed frame in it is kept', () => {
@@ -95,7 +95,7 @@ describe('RecentLog', () => {
 
   it('charges a view the whole read it keeps alive, and hands out frames of their own', () => {
     const read = new Uint8Array(64 * 1024).fill(7);
-    const recent = new RecentLog({ perSession: 2 * (64 * 1024 + 128), total: 1024 * 1024 });
+    const recent = new RecentLog({ perSession: 2 * (64 * 1024 + ENTRY_OVERHEAD), total: 1024 * 1024 });
     recent.committed([1, 2, 3].map((n) => outputEntry('s', new OutputFrame(`f-${n}`, n, 1, read.subarray(n * 10, n * 10 + 10)))));
     // Three views of one 64 KiB read: only two fit, though their own bytes are 30.
     expect(recent.after('s', 0)).toBeUndefined();
