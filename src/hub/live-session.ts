@@ -18,6 +18,7 @@ import { SessionLog, type LogPages, type Numbering } from './session-log.ts';
 import { SessionScreen } from './session-screen.ts';
 import { SessionStream } from './session-stream.ts';
 import { processStarter } from './process-start.ts';
+import { joinSize, SizeAsks, type Size } from './size-policy.ts';
 import type { AgentPresence, CloseReason, LogFrame, LogSink, Session, SessionObserver } from './types.ts';
 import { unicast } from './wire.ts';
 
@@ -35,6 +36,10 @@ export class LiveSession implements Session, FlushContext, RosterContext {
   private readonly stream: SessionStream;
   private readonly events: PtyEventQueue;
   private readonly retire: () => void;
+  /** Each controller's latest size (size-policy.ts). */
+  private readonly sizes = new SizeAsks();
+  /** The size last sent to the PTY host and not answered yet, with how many are out. */
+  private resizing: { size: Size; out: number } | null = null;
 
   /**
    * `retire`: the session has ended, everything about it is stored and nobody is joining it: the
@@ -131,21 +136,29 @@ export class LiveSession implements Session, FlushContext, RosterContext {
 
   /** The join's whole initial flush. Throws BindingError, before anything is sent, if it cannot join. */
   join(member: Member, req: JoinSession, replayFrom: number | null | undefined, requestId: string): Promise<void> {
-    return join(this, member, req, replayFrom, requestId);
+    // Remembered, never applied at the join: only the first controller's size starts the process
+    // (docs/protocol.md §5.4); the others' count once the size in force leaves (§5.5).
+    const size = joinSize(req);
+    if (size && !this.lifecycle.ended) this.sizes.ask(member.clientId, size);
+    return join(this, member, req, replayFrom, requestId).catch((e: unknown) => {
+      if (!this.members.has(member)) this.sizes.forget(member.clientId);
+      throw e;
+    });
   }
 
   leave(member: Member): void {
     leave(this, member);
-    this.stream.left(member.clientId);
+    this.left(member);
   }
 
   detach(member: Member): void {
     detach(this, member);
-    this.stream.left(member.clientId);
+    this.left(member);
   }
 
   requestRole(member: Member, role: Role, requestId: string): void {
     requestRole(this, member, role, requestId);
+    if (member.role !== 'controller') this.refit();
   }
 
   /** `requestId`: the frame that carried it, echoed by a PTY_WRITE_FAILED the host may report later (docs/protocol.md §7.4). */
@@ -161,8 +174,16 @@ export class LiveSession implements Session, FlushContext, RosterContext {
   /** Resize is broadcast only once the host applied it; otherwise only the requester hears PTY_RESIZE_FAILED. */
   resize(member: Member, cols: number, rows: number): Promise<void> {
     this.requireController(member, 'resize');
+    this.sizes.ask(member.clientId, { cols, rows });
+    return this.applySize({ cols, rows });
+  }
+
+  /** The PTY gets `size`; the Resize is broadcast once the host applied it, else the promise rejects with PTY_RESIZE_FAILED. */
+  private applySize({ cols, rows }: Size): Promise<void> {
+    this.resizing = { size: { cols, rows }, out: (this.resizing?.out ?? 0) + 1 };
     return new Promise((resolve, reject) => {
       this.deps.pty.resize(this.id, cols, rows, (error) => {
+        if (this.resizing && --this.resizing.out === 0) this.resizing = null;
         if (error !== undefined) {
           reject(new PtyError('PTY_RESIZE_FAILED', `the terminal was not resized to ${cols}x${rows}: ${error}`));
           return;
@@ -175,6 +196,29 @@ export class LiveSession implements Session, FlushContext, RosterContext {
         resolve();
       });
     });
+  }
+
+  /** A controller is gone (left, disconnected, now observes): the latest ask of those still controlling is applied (size-policy.ts). */
+  private refit(): void {
+    if (this.lifecycle.ended || this.state !== 'running') return;
+    const controllers = [...this.members.all()].filter((m) => m.role === 'controller').map((m) => m.clientId);
+    const wanted = this.sizes.latest(controllers);
+    const now = this.resizing?.size ?? this.lifecycle.record;
+    if (!wanted || (wanted.cols === now.cols && wanted.rows === now.rows)) return;
+    try {
+      this.lifecycle.requireHost();
+    } catch {
+      return;
+    }
+    this.applySize(wanted).catch((e: unknown) => {
+      this.deps.logger.log('warn', 'the session was not refitted to its remaining controllers', { session: this.id, cols: wanted.cols, rows: wanted.rows, error: e instanceof Error ? e.message : String(e) });
+    });
+  }
+
+  private left(member: Member): void {
+    this.stream.left(member.clientId);
+    this.sizes.forget(member.clientId);
+    if (member.role === 'controller') this.refit();
   }
 
   // PTY host events.

@@ -5,6 +5,7 @@ import { askedHost } from './join-spec.ts';
 import type { Ending, Lifecycle, Starter } from './lifecycle.ts';
 import { buildSpawnSpec, selectBackend, spawnError } from './session-host.ts';
 import type { SessionScreen } from './session-screen.ts';
+import { joinSize } from './size-policy.ts';
 
 export interface StarterContext {
   readonly deps: HubDeps;
@@ -28,7 +29,7 @@ export function processStarter(s: StarterContext): Starter {
     const asked = askedHost(req);
     const { backend, sessionClass } = selectBackend(sessionHost, asked.backend ?? record.backend, asked.sessionClass ?? record.sessionClass);
     // Only the first controller's size counts.
-    const size = firstController ? (req.terminal_size ?? (req.cols && req.rows ? { cols: req.cols, rows: req.rows } : undefined)) : undefined;
+    const size = firstController ? joinSize(req) : undefined;
     const cols = size?.cols ?? record.cols;
     const rows = size?.rows ?? record.rows;
     const spec = buildSpawnSpec({ ...record, backend }, req, cols, rows, { defaultShell: config.defaultShell, defaultCwd: config.defaultCwd, baseEnv: config.sessionBaseEnv });
