@@ -63,7 +63,7 @@ const ATTEMPTS = 3;
 export async function lockStateDir(stateDir: string, who: { instanceId: string; now: number }, port: StateLockPort): Promise<StateLock> {
   const real = await port.realPath(stateDir);
   const secret = await lockKey(`${real}/${KEY_FILE}`, port);
-  const name = `\0pty-ws/state/${await digest(`${real}\n${secret}`)}`;
+  const name = await lockName(real, secret);
   // The same directory on the same kernel: a restart there may take the instance's lease at once,
   // since holding the lock proves its holder gone (src/instance-lease.ts).
   const key = await digest(`instance lease\n${real}\n${secret}\n${port.bootId ?? ''}`);
@@ -101,6 +101,28 @@ async function describeHolder(name: string, port: StateLockPort): Promise<{ pid:
   if (answer === null) return { pid: null };
   const holder = parseGreeting(answer);
   return { pid: holder.pid, detail: holder.pid === null ? 'pid unknown' : `pid ${holder.pid}, instance ${holder.instance}, since ${holder.since}` };
+}
+
+/**
+ * The pid of the server that holds the state directory now, or null when none does, as far as
+ * this network namespace can ask (nothing answers, no key file, no such directory): what
+ * `pty-ws token` asks before it believes the address a server left there
+ * (src/adapter/node/server-address.ts).
+ */
+export async function stateDirHolder(stateDir: string, port: Pick<StateLockPort, 'realPath' | 'readText' | 'ask'>): Promise<number | null> {
+  try {
+    const real = await port.realPath(stateDir);
+    const secret = (await port.readText(`${real}/${KEY_FILE}`))?.trim() ?? '';
+    if (!/^[0-9a-f]{32}$/.test(secret)) return null;
+    const answer = await port.ask(await lockName(real, secret), ASK_MS);
+    return answer === null || answer === 'timeout' ? null : parseGreeting(answer).pid;
+  } catch {
+    return null;
+  }
+}
+
+async function lockName(real: string, secret: string): Promise<string> {
+  return `\0pty-ws/state/${await digest(`${real}\n${secret}`)}`;
 }
 
 async function lockKey(file: string, port: StateLockPort): Promise<string> {

@@ -1,7 +1,7 @@
 // The dev token survives a restart (issue 21): real `pty-ws start` children on one state dir, the
 // real PTY host, REST and a real WebSocket join. Only the token's hash is stored (0600); the banner
 // prints the token at the first start only; `pty-ws token` makes a new one, which the running
-// server honours within a second while the old one is refused.
+// server honours within a second while the old one is refused, and prints that server's page URL.
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,6 +83,8 @@ describe('the dev token', () => {
     expect(await rotate.exited).toBe(0);
     const fresh = /dev token:\s+(\S+)/.exec(rotate.stdout())![1]!;
     expect(fresh).not.toBe(old);
+    // The page URL of the server running on that state directory (port 0: not the default 8121).
+    expect(rotate.stdout()).toContain(`web page:    ${server.origin}/#token=${fresh}`);
     expect(rotate.stderr()).toMatch(/previous dev token is refused/);
     expect(statSync(join(dir, 'state', 'dev-token.json')).mode & 0o777).toBe(0o600);
     await until(async () => (await sessionsStatus(server.origin, fresh)) === 200, 'the new token to be accepted', 5000);
@@ -93,9 +95,16 @@ describe('the dev token', () => {
     open.close();
     await server.stop();
 
+    // No server runs there now: the configured address, and a word that it is only that.
+    const stopped = runCli(['token', '--state-dir', join(dir, 'state'), '--port', '8999'], { HOME: dir, ...KEEP });
+    expect(await stopped.exited).toBe(0);
+    expect(stopped.stdout()).toMatch(/web page: +http:\/\/127\.0\.0\.1:8999\/#token=/);
+    expect(stopped.stderr()).toMatch(/no pty-ws server runs on/);
+    const newest = /dev token:\s+(\S+)/.exec(stopped.stdout())![1]!;
+
     const again = await start(dir);
-    expect(await sessionsStatus(again.origin, fresh)).toBe(200);
-    expect(await sessionsStatus(again.origin, old)).toBe(401);
+    expect(await sessionsStatus(again.origin, newest)).toBe(200);
+    expect(await sessionsStatus(again.origin, fresh)).toBe(401);
     await again.stop();
     await expectNoneLeft(dir);
   });

@@ -36,6 +36,7 @@ import { bundledWebAssets } from './web-assets.ts';
 import { nodeDevTokenFile } from './dev-token-file.ts';
 import { nodeSessionFiles } from './session-files.ts';
 import { clientCertificateOf } from './client-certificate.ts';
+import { recordServerAddress } from './server-address.ts';
 
 export interface RunningServer extends ServedRouter {
   /** The PTY host this router started, if it started one. */
@@ -133,9 +134,12 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
 
   const defaultSession = opts.createDefaultSession ? await router.createDefaultSession() : null;
 
+  // For `pty-ws token`: the page URL of the server running on this state directory.
+  const forgetAddress = recordServerAddress(config.stateDir, config.publicUrl ?? origin);
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
+      forgetAddress();
       server.close();
       await router.stop(() => {
         for (const ws of wss.clients) ws.terminate();

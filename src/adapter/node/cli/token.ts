@@ -8,12 +8,14 @@ import { jsonLogger } from '../../../logger.ts';
 import { securePrivateState } from '../../../private-files.ts';
 import { nodeDevTokenFile } from '../dev-token-file.ts';
 import { nodeFileFacts } from '../file-facts.ts';
+import { runningServerUrl } from '../server-address.ts';
 
 export const TOKEN_USAGE = `usage: pty-ws token [--state-dir DIR]
 
 Makes a new dev token for the server on DIR (default ./.pty-ws, PTY_WS_STATE_DIR) and prints it
-once. Only its hash is stored, so an earlier token cannot be shown again: this replaces it, and
-the old token is refused from now on (a running server picks the new one up within a second;
+once, with the page URL of the server running on DIR (or, when none runs, of the configured
+address). Only its hash is stored, so an earlier token cannot be shown again: this replaces it,
+and the old token is refused from now on (a running server picks the new one up within a second;
 connections already open stay). For PTY_WS_DEV_TOKEN_POLICY=keep, the default.
 `;
 
@@ -39,9 +41,11 @@ export async function tokenCommand(argv: string[]): Promise<number> {
     const logger = jsonLogger('warn', {}, { pretty: process.stderr.isTTY, write: (l) => void process.stderr.write(l) });
     securePrivateState({ stateDir: resolve(config.stateDir) }, nodeFileFacts, logger);
     const token = await rotateDevToken(nodeDevTokenFile(config.stateDir), { now: Date.now });
-    const origin = config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    const running = await runningServerUrl(config.stateDir);
+    const origin = running ?? config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
     process.stdout.write(`dev token:   ${token}\nweb page:    ${origin}/#token=${token}\n`);
     process.stderr.write('(scope pty:control; printed once, only its hash is kept; the previous dev token is refused from now on)\n');
+    if (!running) process.stderr.write(`(no pty-ws server runs on ${config.stateDir} now: the URL is the configured address, PTY_WS_HOST/PTY_WS_PORT)\n`);
     return 0;
   } catch (e) {
     if (e instanceof ConfigError) {
