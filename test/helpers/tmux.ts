@@ -31,6 +31,17 @@ export class Tmux {
     return run('tmux', ['-L', this.socket, ...args]);
   }
 
+  /** Sets a server option (`set -g NAME VALUE`). */
+  async setOption(name: string, value: string): Promise<void> {
+    await this.tmux('set', '-g', name, value);
+  }
+
+  /** The paste buffers' contents, newest first (OSC 52 from a pane makes one with set-clipboard on). */
+  async buffers(): Promise<string[]> {
+    const names = (await this.tmux('list-buffers', '-F', '#{buffer_name}')).stdout.split('\n').filter(Boolean);
+    return Promise.all(names.map(async (n) => (await this.tmux('show-buffer', '-b', n)).stdout));
+  }
+
   async sendKeys(...keys: string[]): Promise<void> {
     await this.tmux('send-keys', '-t', '0', ...keys);
   }

@@ -36,11 +36,12 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   attach: {
-    synopsis: 'attach <attach-url | session> [--token T] [--observe] [--binary] [--label L]',
+    synopsis: 'attach <attach-url | session> [--token T] [--observe] [--binary] [--clipboard] [--label L]',
     help: [
       'attach this terminal to a session (detach: Ctrl-] then d; Ctrl-] c take control);',
       'a session is an id, a unique prefix of one, or a label; the token may come from',
-      "PTY_WS_TOKEN; exits with the session process's exit status",
+      "PTY_WS_TOKEN; exits with the session process's exit status; --clipboard lets the",
+      "session's programs set your clipboard (OSC 52) through your terminal",
     ],
     run: (argv) => clientCommand(argv, usage()),
   },

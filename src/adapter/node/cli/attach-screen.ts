@@ -1,9 +1,11 @@
 // What `pty-ws attach` draws on the local terminal: the session's output without its own
-// alternate-screen switches (screen-switch.ts), repaints from Keyframes, and one-line notices
+// alternate-screen switches (screen-switch.ts) and, unless allowed, without OSC 52 clipboard
+// writes (clipboard-filter.ts), repaints from Keyframes, and one-line notices
 // (the attach banner, read-only, role changes, a session larger than the window), each taken
 // away by a repaint a few seconds later (issue 21).
 import type { PtyClient } from '../../../client/pty-client.ts';
 import type { Role } from '../../../client/types.ts';
+import { ClipboardFilter } from './clipboard-filter.ts';
 import { AltScreenFilter } from './screen-switch.ts';
 import { KEYS_HELP, notice, REPAINT } from './terminal.ts';
 
@@ -14,6 +16,9 @@ const CARRY_MS = 20;
 
 export class AttachScreen {
   private readonly filter = new AltScreenFilter();
+  /** Null with --clipboard: the session's programs may set the clipboard through the local terminal. */
+  private readonly clipboard: ClipboardFilter | null;
+  private clipboardTold = false;
   private carryTimer: ReturnType<typeof setTimeout> | undefined;
   private noticeTimer: ReturnType<typeof setTimeout> | undefined;
   /** The notice on screen now, drawn again over a repaint that comes before its time is up. */
@@ -28,19 +33,27 @@ export class AttachScreen {
     /** False when stdout is not a terminal: bytes pass through as they are, no notices. */
     private readonly tty: boolean,
     private readonly name: string,
-  ) {}
+    allowClipboard: boolean,
+  ) {
+    this.clipboard = allowClipboard ? null : new ClipboardFilter();
+  }
 
   output(data: Uint8Array): void {
     if (!this.tty) {
       this.out.write(data);
       return;
     }
-    const { out, left } = this.filter.feed(data);
+    const kept = this.clipboard?.feed(data);
+    const { out, left } = this.filter.feed(kept?.out ?? data);
     this.out.write(out);
     // The program left its screen: the session's normal screen comes back from the server's emulator.
     if (left) this.client.requestKeyframe();
     clearTimeout(this.carryTimer);
     if (this.filter.holding) this.carryTimer = setTimeout(() => this.out.write(this.filter.flush()), CARRY_MS);
+    if (kept?.dropped && !this.clipboardTold) {
+      this.clipboardTold = true;
+      this.say('pty-ws: a program tried to set your clipboard (OSC 52): not passed on · attach --clipboard allows it');
+    }
   }
 
   repaint(snapshot: Uint8Array): void {

@@ -16,6 +16,8 @@ export interface AttachArgs {
   target: string;
   observe: boolean;
   binary: boolean;
+  /** The session's programs may set the clipboard (OSC 52) through the local terminal. */
+  clipboard?: boolean;
   label?: string;
 }
 
@@ -37,7 +39,7 @@ export async function attachCommand(args: AttachArgs, config: ClientConfig): Pro
     webSocket: nodeWebSocket(),
     reconnect: { maxAttempts: 30 },
   });
-  const screen = new AttachScreen(stdout, client, tty, sessionName(url));
+  const screen = new AttachScreen(stdout, client, tty, sessionName(url), args.clipboard === true);
 
   let noticeShown = false;
   // The local terminal answers the queries printed to it (DA, CPR, DECRQM…) on stdin, and stdin is

@@ -8,12 +8,12 @@ import { printable } from './printable.ts';
 import { describeUnreachable, reportFailure } from './report.ts';
 import { resolveSession } from './resolve-session.ts';
 
-const ATTACH_FLAGS = ['token', 'url', 'instance', 'observe', 'binary', 'label'];
+const ATTACH_FLAGS = ['token', 'url', 'instance', 'observe', 'binary', 'clipboard', 'label'];
 const SESSIONS_FLAGS = ['token', 'url', 'instance', 'json', 'all', 'command', 'label', 'cwd', 'cols', 'rows', 'backend'];
 
 /** `attach` and `sessions`: clients of a running server, configured by their own flags and env. */
 export async function clientCommand(argv: string[], usage: string): Promise<number> {
-  const args = parseArgs(argv, ['observe', 'binary', 'json', 'all', ...SHARE_BOOLEAN_FLAGS]);
+  const args = parseArgs(argv, ['observe', 'binary', 'clipboard', 'json', 'all', ...SHARE_BOOLEAN_FLAGS]);
   const known = args.command === 'attach' ? ATTACH_FLAGS : args.command === 'share' ? SHARE_FLAGS : SESSIONS_FLAGS;
   const unknown = Object.keys(args.flags).filter((f) => !known.includes(f));
   if (unknown.length) {
@@ -49,7 +49,7 @@ export async function clientCommand(argv: string[], usage: string): Promise<numb
   }
   const resolved = /^(wss?|https?):\/\//.test(target) ? target : await sessionIdOr(target, config, CANNOT_ATTACH);
   if (typeof resolved === 'number') return resolved;
-  return attachCommand({ target: resolved, observe: Boolean(args.flags.observe), binary: Boolean(args.flags.binary), ...(args.flags.label ? { label: args.flags.label } : {}) }, config);
+  return attachCommand({ target: resolved, observe: Boolean(args.flags.observe), binary: Boolean(args.flags.binary), clipboard: Boolean(args.flags.clipboard), ...(args.flags.label ? { label: args.flags.label } : {}) }, config);
 }
 
 /** `attach`'s status when it cannot attach (attach.ts CONNECTION_FAILED, as ssh). */
