@@ -58,13 +58,17 @@ function page(instanceId: string): string {
 </head>
 <body>
 <header class="top"><button id="sidebar-toggle" type="button" title="Show or hide the sidebar" aria-label="Show or hide the sidebar">☰</button><strong>pty-ws</strong><span id="instance-name" class="instance">instance ${escape(instanceId)}</span><span id="status" class="pill">not attached</span></header>
+<div class="toasts">
+  <p id="error" class="error" role="alert" hidden><span id="error-text"></span><button id="error-close" type="button" class="close" title="Dismiss" aria-label="Dismiss">×</button></p>
+  <p id="notice" class="notice" role="status" hidden></p>
+</div>
 <div class="layout">
   <aside>
     <form id="token-form" hidden>
       <label for="token-input">Bearer token</label>
       <input id="token-input" name="token" type="password" autocomplete="off" spellcheck="false">
       <button>Use this token</button>
-      <p class="hint"><code>npm start</code> prints a page URL with <code>#token=…</code>.</p>
+      <p class="hint">The first <code>npm start</code> on a state directory prints a page URL with <code>#token=…</code>; lost it? <code>npx pty-ws token</code> prints a new one (the old one stops working). Paste it here, or open its URL in this tab.</p>
     </form>
     <section>
       <div class="row"><h2>Sessions</h2><select id="instance-select" aria-label="Instance" hidden></select><button id="refresh" type="button" title="Refresh the list">Refresh</button></div>
@@ -99,24 +103,28 @@ function page(instanceId: string): string {
       </span>
       <button id="detach" type="button">Detach</button>
     </div>
-    <section id="share-panel" class="panel" hidden>
-      <form id="share-form">
-        <div class="row">
-          <select name="scope" aria-label="What the link may do"><option value="pty:observe">Watch only</option><option value="pty:control">Pair (may type)</option></select>
-          <select name="expires" aria-label="Expires after"><option value="3600">1 hour</option><option value="86400">1 day</option><option value="604800">7 days</option></select>
-          <input name="label" placeholder="label (optional)" maxlength="128">
-          <button id="share-create">Create link</button>
-        </div>
-      </form>
-      <div class="row"><input id="share-url" readonly aria-label="Share link"><button id="share-copy" type="button">Copy</button></div>
-      <ul id="share-list"></ul>
-    </section>
     <div id="observer-banner" class="banner" hidden></div>
     <div id="ended-banner" class="banner ended" hidden></div>
-    <div id="size-banner" class="banner" hidden></div>
-    <p id="error" class="error" hidden></p>
-    <p id="empty" class="empty">Pick a session on the left, or create one.</p>
-    <div id="terminal"></div>
+    <div id="pane">
+      <div class="overlays">
+        <section id="share-panel" class="panel" hidden>
+          <form id="share-form">
+            <div class="row">
+              <select name="scope" aria-label="What the link may do"><option value="pty:observe">Watch only</option><option value="pty:control">Pair (may type)</option></select>
+              <select name="expires" aria-label="Expires after"><option value="3600">1 hour</option><option value="86400">1 day</option><option value="604800">7 days</option></select>
+              <input name="label" placeholder="label (optional)" maxlength="128">
+              <button id="share-create">Create link</button>
+            </div>
+          </form>
+          <div class="row"><input id="share-url" readonly aria-label="Share link"><button id="share-copy" type="button">Copy</button></div>
+          <ul id="share-list"></ul>
+        </section>
+        <div id="clipboard-ask" class="banner ask" role="alertdialog" aria-label="Clipboard" hidden><span>A program in this session wants to set your clipboard.</span><button id="clipboard-allow" type="button">Allow</button><button id="clipboard-deny" type="button">Deny</button></div>
+        <div id="size-banner" class="banner" hidden></div>
+      </div>
+      <p id="empty" class="empty">Pick a session from the list, or create one.</p>
+      <div id="terminal"></div>
+    </div>
     <div id="keybar" class="keybar" hidden></div>
   </main>
 </div>

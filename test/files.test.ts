@@ -98,7 +98,7 @@ describe('file transfer', { timeout: 90_000 }, () => {
     await waitForText(page, '#status', /^live$/);
 
     await page.locator('#upload-input').setInputFiles({ name: 'notes.md', mimeType: 'text/markdown', buffer: Buffer.from('# uploaded from the page\n') });
-    await waitForText(page, '#search-result', /uploaded notes\.md \(25 bytes\)/);
+    await waitForText(page, '#notice', /Uploaded notes\.md \(25 bytes\)/);
     expect(readFileSync(join(work, 'notes.md'), 'utf8')).toBe('# uploaded from the page\n');
 
     page.once('dialog', (d) => void d.accept('report.txt'));

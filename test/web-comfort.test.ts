@@ -90,13 +90,16 @@ describe('web terminal comfort', { timeout: 120_000 }, () => {
     await page.waitForFunction(() => document.querySelector<HTMLElement>('#size-banner')?.hidden === true);
   });
 
-  it('on a phone: the sidebar is a drawer and the key bar sends Esc, a sticky Ctrl and arrows', async () => {
+  it('on a phone: the first screen is the list, then the sidebar is a drawer and the key bar sends Esc, a sticky Ctrl and arrows', async () => {
     server = await startTestServer();
     browser = await launchChromium();
     const id = server.defaultSession!.id;
     const page = await browser.context.newPage();
     await page.setViewportSize({ width: 390, height: 760 });
-    await page.goto(`${server.origin}/#token=${server.devToken}&session=${id}&label=phone`);
+    await page.goto(`${server.origin}/#token=${server.devToken}`);
+    await waitForText(page, '#session-list', /default/);
+    expect(await page.locator('aside').isVisible()).toBe(true);
+    await page.locator(`#session-list [data-session-id="${id}"] a.attach`).click();
     await waitForText(page, '#status', /^live$/);
     expect(await page.locator('aside').isVisible()).toBe(false);
     expect(await page.locator('#keybar').isVisible()).toBe(true);
@@ -148,7 +151,7 @@ describe('web terminal comfort', { timeout: 120_000 }, () => {
     await waitForText(page, '#search-result', /^no more matches$/);
   });
 
-  it('copies the selection to the clipboard, and takes OSC 52 from the session', async () => {
+  it('copies the selection to the clipboard, and takes OSC 52 from the session once allowed', async () => {
     server = await startTestServer();
     browser = await launchChromium();
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.origin });
@@ -166,7 +169,9 @@ describe('web terminal comfort', { timeout: 120_000 }, () => {
     await expect.poll(clipboard, { timeout: 5000 }).toMatch(/^copy(-42)?$/);
 
     await page.locator('#terminal .xterm').click();
+    // A live OSC 52 asks first (once per session in this tab: test/web-clipboard.test.ts).
     await typeInto(page, "printf '\\033]52;c;%s\\007' $(printf 'set by osc 52' | base64)");
+    await page.locator('#clipboard-allow').click();
     await expect.poll(clipboard, { timeout: 5000 }).toBe('set by osc 52');
   });
 });

@@ -8,11 +8,11 @@ export interface FileButtons {
   upload: HTMLElement;
   uploadInput: HTMLInputElement;
   download: HTMLElement;
-  /** Where an upload says how it went. */
-  result: HTMLElement;
   api(): SessionsApi;
   /** The attached session, if any. */
   session(): string | null;
+  /** A transfer went through: said for a while (an earlier failure no longer holds). */
+  onDone(message: string): void;
   onError(message: string): void;
 }
 
@@ -34,9 +34,7 @@ export function wireFileButtons(ui: FileButtons): void {
     file
       .arrayBuffer()
       .then((buf) => ui.api().uploadFile(id, file.name, new Uint8Array(buf)))
-      .then((r) => {
-        ui.result.textContent = `uploaded ${r.name} (${r.bytes} bytes) to ${r.directory}`;
-      }, failed);
+      .then((r) => ui.onDone(`Uploaded ${r.name} (${r.bytes} bytes) to ${r.directory}.`), failed);
   });
   ui.download.addEventListener('click', () => {
     const id = ui.session();

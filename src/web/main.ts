@@ -13,8 +13,9 @@ import { TerminalView } from './terminal-view.ts';
 import { FONT_SIZES, Preferences, type Appearance } from './preferences.ts';
 import { KeyBar } from './key-bar.ts';
 import { wireFileButtons } from './file-buttons.ts';
-import type { Geometry } from '../client/types.ts';
-import { forgetToken, saveToken, takeToken } from './token.ts';
+import { Messages } from './messages.ts';
+import { SizeView } from './size-view.ts';
+import { forgetToken, fragmentHasToken, saveToken, takeToken, tokenHint } from './token.ts';
 
 /** The instance that served the page; the fragment's `instance` picks another. */
 const pageInstance = document.querySelector<HTMLMetaElement>('meta[name="pty-ws-instance"]')?.content ?? 'local';
@@ -25,19 +26,15 @@ let view: TerminalView | null = null;
 let sharePanel: SharePanel | null = null;
 let attached: string | null = null;
 
-const preferences = new Preferences(safeLocalStorage());
+const preferences = new Preferences(safeStorage('localStorage'));
 let appearance = preferences.load();
 const keyBar = new KeyBar(byId('keybar'), (data) => view?.sendKeys(data), () => view?.focus());
 const pageTitle = document.title;
-let sizeTimer: ReturnType<typeof setTimeout> | undefined;
+const sizeView = new SizeView({ info: byId('size-info'), banner: byId('size-banner'), pane: byId('terminal') });
 
-const errorBox = byId('error');
+const messages = new Messages({ error: byId('error'), errorText: byId('error-text'), errorClose: byId('error-close'), notice: byId('notice') });
 const tokenForm = byId<HTMLFormElement>('token-form');
-
-function showError(message: string): void {
-  errorBox.textContent = message;
-  show(errorBox, true);
-}
+const showError = (message: string) => messages.error(message);
 
 const sessions = () =>
   new SessionList(api, {
@@ -71,14 +68,16 @@ async function refresh(): Promise<void> {
     await list.refresh(attached);
     await picker.refresh(api, instanceId, !document.body.classList.contains('watch-only'));
     show(tokenForm, false);
-    if (refreshError !== null && errorBox.textContent === refreshError) show(errorBox, false);
+    messages.clearError(refreshError);
     refreshError = null;
   } catch (e) {
     if (e instanceof RestError && e.status === 401) {
       show(tokenForm, true);
-      if (token) showError('The server refused this token. Paste a valid one.');
+      if (token) showError(`The server refused this token. ${tokenHint}`);
     } else {
       refreshError = e instanceof Error ? e.message : String(e);
+      // What the list says was true when the server last answered: not necessarily now.
+      list.stale(`The server did not answer (${refreshError}): the list is from ${new Date().toLocaleTimeString()}.`);
       showError(refreshError);
     }
   }
@@ -104,7 +103,8 @@ function route(): void {
   view?.dispose();
   view = null;
   attached = sessionId;
-  show(errorBox, false);
+  messages.clearAll();
+  document.body.classList.toggle('no-session', sessionId === null);
   show(byId('ended-banner'), false);
   show(byId('observer-banner'), false);
   show(byId('bar'), sessionId !== null);
@@ -114,7 +114,7 @@ function route(): void {
   document.title = pageTitle;
   // On a phone the sidebar is a drawer: picking a session closes it.
   if (sessionId !== null && window.matchMedia('(max-width: 700px)').matches) document.body.classList.remove('sidebar-toggled');
-  show(byId('size-banner'), false);
+  sizeView.hide();
   show(byId('keybar'), sessionId !== null);
   sharePanel?.close();
   sharePanel = null;
@@ -135,7 +135,7 @@ function route(): void {
         onError: showError,
       });
   view = new TerminalView(
-    { api, sessionId, token, observe, label: params.get('label') || 'browser', appearance, transformInput: (d) => keyBar.transform(d) },
+    { api, sessionId, token, observe, label: params.get('label') || 'browser', appearance, transformInput: (d) => keyBar.transform(d), tabStorage: safeStorage('sessionStorage') },
     {
       container: byId('terminal'),
       status: byId('status'),
@@ -145,17 +145,18 @@ function route(): void {
       endedBanner: byId('ended-banner'),
       controllers: byId<HTMLUListElement>('controllers'),
       observers: byId<HTMLUListElement>('observers'),
+      clipboardAsk: { box: byId('clipboard-ask'), allow: byId('clipboard-allow'), deny: byId('clipboard-deny') },
       onError: showError,
       onLive: () => void refresh(),
       onLost: (why) => {
         view?.dispose();
-        showError(why === 'gone' ? 'This session no longer exists.' : 'The token is no longer accepted.');
+        showError(why === 'gone' ? 'This session no longer exists.' : `The token is no longer accepted. ${tokenHint}`);
         if (why === 'unauthorized') show(tokenForm, true);
       },
       onTitle: (title) => {
         document.title = title ? `${title} · pty-ws` : pageTitle;
       },
-      onSize: showSize,
+      onSize: (session, fits) => sizeView.show(session, fits),
       onWatchOnly: () => {
         attached = null;
         params.set('observe', '1');
@@ -171,13 +172,20 @@ tokenForm.addEventListener('submit', (ev) => {
   const value = String(new FormData(tokenForm).get('token') ?? '').trim();
   if (!value) return forgetToken();
   saveToken(value);
+  tokenForm.reset();
+  useToken(value);
+});
+
+/** A new bearer (typed, or a `#token=` pasted into the address bar): the list and the view start over with it. */
+function useToken(value: string | null): void {
   token = value;
   api = new SessionsApi({ origin: location.origin, instanceId, token });
   list = sessions();
-  tokenForm.reset();
+  view?.dispose();
+  view = null;
   attached = null;
   route();
-});
+}
 byId('refresh').addEventListener('click', () => void refresh());
 byId('detach').addEventListener('click', () => {
   void view?.detach();
@@ -189,13 +197,17 @@ wireFileButtons({
   upload: byId('upload'),
   uploadInput: byId<HTMLInputElement>('upload-input'),
   download: byId('download'),
-  result: byId('search-result'),
   api: () => api,
   session: () => attached,
+  onDone: (message) => messages.notice(message),
   onError: showError,
 });
 byId('share').addEventListener('click', () => void sharePanel?.toggle());
-window.addEventListener('hashchange', route);
+window.addEventListener('hashchange', () => (fragmentHasToken() ? useToken(takeToken()) : route()));
+// A cleared search box says nothing about an earlier search.
+byId<HTMLInputElement>('search').addEventListener('input', (ev) => {
+  if (!(ev.target as HTMLInputElement).value) byId('search-result').textContent = '';
+});
 byId<HTMLInputElement>('search').addEventListener('keydown', (ev) => {
   if (ev.key !== 'Enter') return;
   ev.preventDefault();
@@ -218,26 +230,9 @@ function setAppearance(a: Appearance): void {
   view?.setAppearance(a);
 }
 
-/**
- * The session's size in the bar; a page too small for it says so instead of clipping silently.
- * Only once it lasts: a controller's own font or window change is smaller for the moment its
- * resize takes to come back.
- */
-function showSize(session: Geometry | null, fits: Geometry | null): void {
-  byId('size-info').textContent = session ? `${session.cols}×${session.rows}` : '';
-  const banner = byId('size-banner');
-  clearTimeout(sizeTimer);
-  const smaller = session !== null && fits !== null && (fits.cols < session.cols || fits.rows < session.rows);
-  if (!smaller) return show(banner, false);
-  sizeTimer = setTimeout(() => {
-    banner.textContent = `This window shows ${Math.min(fits.cols, session.cols)}×${Math.min(fits.rows, session.rows)} of the session's ${session.cols}×${session.rows}: scroll to see the rest, or make the window larger or the font smaller (another controller's window sets the size).`;
-    show(banner, true);
-  }, 800);
-}
-
-function safeLocalStorage(): Storage | null {
+function safeStorage(which: 'localStorage' | 'sessionStorage'): Storage | null {
   try {
-    return window.localStorage;
+    return window[which];
   } catch {
     return null;
   }

@@ -26,8 +26,16 @@ export class SessionList {
 
   async refresh(current: string | null): Promise<void> {
     const sessions = await this.api.list();
+    this.ui.list.classList.remove('stale');
     this.ui.list.replaceChildren(...sessions.map((s) => this.row(s, s.session_id === current)));
     if (sessions.length === 0) this.ui.list.append(h('li', { class: 'none' }, 'No sessions yet.'));
+  }
+
+  /** The list could not be refreshed: what it shows may no longer be true (a session "running" on a stopped server). */
+  stale(why: string): void {
+    this.ui.list.classList.add('stale');
+    this.ui.list.querySelector('li.stale-note')?.remove();
+    this.ui.list.prepend(h('li', { class: 'stale-note' }, why));
   }
 
   private row(s: SessionInfo, current: boolean): HTMLLIElement {

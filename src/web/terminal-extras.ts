@@ -82,24 +82,26 @@ export interface ClipboardWriter {
 
 /**
  * Copy on select (what is selected is on the clipboard, as in xterm and ttyd) and OSC 52 (a
- * program in the session, e.g. tmux or vim over ssh, sets the clipboard). OSC 52 is honoured only
- * while `mayWrite()` (the page is a controller and has the focus: an observer's clipboard is not
- * another participant's to fill), and its query form (`?`) is never answered.
+ * program in the session, e.g. tmux or vim over ssh, sets the clipboard): its text goes to
+ * `osc52`, which decides (terminal-view.ts: never from the past, only for a controller, after
+ * asking). Its query form (`?`) is never answered: a program must not read our clipboard.
  */
-export function registerClipboard(term: Terminal, clipboard: ClipboardWriter | undefined, mayWrite: () => boolean): IDisposable[] {
-  const write = (text: string) => void clipboard?.writeText(text).catch(() => undefined);
+export function registerClipboard(term: Terminal, clipboard: ClipboardWriter | undefined, osc52: (text: string) => void): IDisposable[] {
   const onSelect = term.onSelectionChange(() => {
     const text = term.getSelection();
-    if (text) write(text);
+    if (text) writeClipboard(clipboard, text);
   });
-  const osc52 = term.parser.registerOscHandler(52, (data) => {
+  const handler = term.parser.registerOscHandler(52, (data) => {
     const payload = data.slice(data.indexOf(';') + 1);
-    if (payload === '?' || !mayWrite()) return true;
-    const text = decodeBase64Text(payload);
-    if (text !== null) write(text);
+    const text = payload === '?' ? null : decodeBase64Text(payload);
+    if (text !== null) osc52(text);
     return true;
   });
-  return [onSelect, osc52];
+  return [onSelect, handler];
+}
+
+export function writeClipboard(clipboard: ClipboardWriter | undefined, text: string): void {
+  void clipboard?.writeText(text).catch(() => undefined);
 }
 
 function decodeBase64Text(b64: string): string | null {

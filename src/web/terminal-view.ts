@@ -11,8 +11,9 @@ import { globalWebSocket } from '../client/websocket.ts';
 import { show } from './dom.ts';
 import { renderMembers } from './members.ts';
 import { THEMES, type Appearance } from './preferences.ts';
+import { ClipboardConsent, type ConsentUi } from './clipboard-consent.ts';
 import { ReplayGate } from './replay-gate.ts';
-import { registerClipboard, registerWebLinks, TerminalSearch } from './terminal-extras.ts';
+import { registerClipboard, registerWebLinks, TerminalSearch, writeClipboard } from './terminal-extras.ts';
 
 /**
  * What the first join replays for scrollback: the last 1000 log frames, and of those only the
@@ -31,6 +32,8 @@ export interface TerminalUi {
   endedBanner: HTMLElement;
   controllers: HTMLUListElement;
   observers: HTMLUListElement;
+  /** The question whether a program may set the clipboard (OSC 52). */
+  clipboardAsk: ConsentUi;
   onError(message: string): void;
   /** The first join completed (the session's process now runs). */
   onLive(): void;
@@ -53,6 +56,8 @@ export interface TerminalOptions {
   appearance: Appearance;
   /** Keyboard input on its way to the session (the key bar's sticky Ctrl). */
   transformInput?: (data: string) => string;
+  /** This tab's storage (sessionStorage): the clipboard answer per session. */
+  tabStorage: Storage | null;
 }
 
 export class TerminalView {
@@ -63,6 +68,7 @@ export class TerminalView {
   private readonly search: TerminalSearch;
   /** Replayed output and Keyframes are drawn through it: the terminal's answers to them are not sent. */
   private readonly gate: ReplayGate;
+  private readonly consent: ClipboardConsent;
   private fitTimer: ReturnType<typeof setTimeout> | undefined;
   /** Whether anything was drawn yet: a repaint keeps what was as scrollback (issue 21). */
   private drawn = false;
@@ -89,7 +95,13 @@ export class TerminalView {
     registerWebLinks(this.term, (url) => void window.open(url, '_blank', 'noopener,noreferrer'));
     this.search = new TerminalSearch(this.term);
     this.gate = new ReplayGate(this.term);
-    registerClipboard(this.term, navigator.clipboard as Navigator['clipboard'] | undefined, () => this.client.role === 'controller' && document.hasFocus());
+    const clipboard = navigator.clipboard as Navigator['clipboard'] | undefined;
+    this.consent = new ClipboardConsent(opts.tabStorage, opts.sessionId, ui.clipboardAsk, (text) => writeClipboard(clipboard, text));
+    // OSC 52 parsed from a replay or a Keyframe is the past: whoever printed it is gone, nobody is
+    // asked. An observer's clipboard is not another participant's to fill.
+    registerClipboard(this.term, clipboard, (text) => {
+      if (this.gate.open && this.client.role === 'controller') this.consent.request(text);
+    });
     ui.container.replaceChildren();
     this.term.open(ui.container);
     const size = this.fit.proposeDimensions();
@@ -159,6 +171,7 @@ export class TerminalView {
   }
 
   dispose(): void {
+    this.consent.dispose();
     this.client.close();
     this.resizeObserver.disconnect();
     clearTimeout(this.fitTimer);
