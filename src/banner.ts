@@ -19,7 +19,9 @@ export function banner(s: Listening, config: Config): string {
   const origin = config.publicUrl ?? s.origin;
   const ws = origin.replace(/^http/, 'ws');
   const lines = [`pty-ws listening on ${s.origin}`];
-  lines.push(`  web page:    ${origin}/${s.devToken ? `#token=${s.devToken}` : ''}`);
+  // Opens the default session straight away (a page without a session shows the list).
+  const fragment = [s.devToken ? `token=${s.devToken}` : '', s.defaultSession ? `session=${s.defaultSession.id}` : ''].filter(Boolean).join('&');
+  lines.push(`  web page:    ${origin}/${fragment ? `#${fragment}` : ''}`);
   if (s.defaultSession) lines.push(`  attach URL:  ${ws}/agents/${instanceId}/sessions/${s.defaultSession.id}/attach`);
   lines.push(`  sessions:    ${origin}/agents/${instanceId}/sessions`);
   // No "dev token:" label when it is kept: scripts that read the token from that line must not read a sentence.

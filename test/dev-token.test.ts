@@ -47,7 +47,9 @@ describe('the dev token', () => {
     cleanups.push(() => endAnyOrphans(dir));
     const first = await start(dir);
     const token = /dev token:\s+(\S+)/.exec(first.stdout())![1]!;
-    expect(first.stdout()).toContain(`#token=${token}`);
+    // The page URL opens the default session.
+    const session = /attach URL:\s+\S+\/sessions\/([^/]+)\/attach/.exec(first.stdout())![1]!;
+    expect(first.stdout()).toContain(`/#token=${token}&session=${session}`);
     const file = join(dir, 'state', 'dev-token.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const stored = readFileSync(file, 'utf8');
@@ -61,6 +63,7 @@ describe('the dev token', () => {
     expect(second.stdout()).not.toMatch(/dev token:/);
     expect(second.stdout()).not.toContain(token);
     expect(second.stdout()).toMatch(/dev token printed at an earlier start still works/);
+    expect(second.stdout()).toMatch(/web page: +http:\S+\/#session=[\w-]+\n/);
     expect(await sessionsStatus(second.origin, token)).toBe(200);
     await joins(second.attachUrl, token);
     expect(await sessionsStatus(second.origin, 'not-the-token')).toBe(401);
