@@ -4,7 +4,7 @@
 // pane, and the pane has nothing to scroll.
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { openLivePage, typeInto } from './helpers/browser.ts';
+import { drawnSessionSize, openLivePage, typeInto } from './helpers/browser.ts';
 import { pageFixture } from './helpers/page-fixture.ts';
 
 const live = pageFixture();
@@ -56,14 +56,7 @@ describe('the web terminal fits its window', { timeout: 120_000 }, () => {
       await page.setViewportSize(viewport);
       // The controller asks for the size that fits; the session's Resize comes back and the page
       // draws that many rows. Wait until what is drawn is what the session says.
-      await page.waitForFunction(
-        () => {
-          const rows = document.querySelectorAll('#terminal .xterm-rows > div').length;
-          return new RegExp(`×${rows}$`).test(document.querySelector('#size-info')?.textContent ?? '');
-        },
-        undefined,
-        { timeout: 15_000, polling: 50 },
-      );
+      await drawnSessionSize(page);
       // Something on the last row (the cursor sent past the bottom stops there), so the check is
       // about a row that holds text.
       await typeInto(page, `clear; printf '\\033[999;1Hbottom-%s' ${viewport.width}`);

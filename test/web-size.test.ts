@@ -5,7 +5,7 @@
 // Screenshot: test-output/web-edge.png.
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { openLivePage, screenshot, typeInto, waitForText } from './helpers/browser.ts';
+import { drawnSessionSize, openLivePage, screenshot, typeInto, waitForText } from './helpers/browser.ts';
 import { pageFixture } from './helpers/page-fixture.ts';
 import type { TestServer } from './helpers/server.ts';
 
@@ -16,19 +16,6 @@ async function sessionSize(server: TestServer, id: string): Promise<string> {
   const res = await fetch(`${server.origin}/agents/local/sessions/${id}`, { headers: { authorization: `Bearer ${server.devToken}` } });
   const s = (await res.json()) as { terminal_size: { cols: number; rows: number } };
   return `${s.terminal_size.cols}×${s.terminal_size.rows}`;
-}
-
-/** What the page's bar says the session's size is, once the drawn terminal agrees. */
-async function shownSize(page: Page): Promise<string> {
-  await page.waitForFunction(
-    () => {
-      const rows = document.querySelectorAll('#terminal .xterm-rows > div').length;
-      return new RegExp(`×${rows}$`).test(document.querySelector('#size-info')?.textContent ?? '');
-    },
-    undefined,
-    { timeout: 15_000, polling: 50 },
-  );
-  return (await page.locator('#size-info').textContent()) ?? '';
 }
 
 /** The shell's own idea of its size, typed in `page`. */
@@ -46,14 +33,14 @@ describe('the session size in the web page', { timeout: 120_000 }, () => {
     const id = server.defaultSession!.id;
     const problems: string[] = [];
     const desktop = await openLivePage(browser, `${server.origin}/#token=${server.devToken}&session=${id}&label=desktop`, problems);
-    const desktopSize = await shownSize(desktop);
+    const desktopSize = await drawnSessionSize(desktop);
     expect(await sttySize(desktop, 'before')).toBe(desktopSize);
 
     const phone = await browser.context.newPage();
     await phone.setViewportSize({ width: 390, height: 700 });
     await phone.goto(`${server.origin}/#token=${server.devToken}&session=${id}&label=phone`);
     await waitForText(phone, '#status', /^live$/);
-    const phoneSize = await shownSize(phone);
+    const phoneSize = await drawnSessionSize(phone);
     expect(phoneSize).not.toBe(desktopSize);
     await waitForText(desktop, '#size-info', new RegExp(`^${phoneSize}$`));
     expect(await sessionSize(server, id)).toBe(phoneSize);
@@ -71,7 +58,7 @@ describe('the session size in the web page', { timeout: 120_000 }, () => {
 
     await phone.close();
     await waitForText(desktop, '#size-info', new RegExp(`^${desktopSize}$`));
-    expect(await shownSize(desktop)).toBe(desktopSize);
+    expect(await drawnSessionSize(desktop)).toBe(desktopSize);
     expect(await sessionSize(server, id)).toBe(desktopSize);
     expect(await sttySize(desktop, 'after')).toBe(desktopSize);
     expect(problems).toEqual([]);
@@ -83,7 +70,7 @@ describe('the session size in the web page', { timeout: 120_000 }, () => {
     const id = server.defaultSession!.id;
     const problems: string[] = [];
     const page = await openLivePage(browser, `${server.origin}/#token=${server.devToken}&session=${id}&label=desktop`, problems);
-    const size = await shownSize(page);
+    const size = await drawnSessionSize(page);
     const paneSize = () => page.evaluate(() => `${document.querySelector('#terminal')!.clientWidth}x${document.querySelector('#terminal')!.clientHeight}`);
     const pane = await paneSize();
 

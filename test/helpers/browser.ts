@@ -79,3 +79,16 @@ export async function openLivePage(browser: Browser, url: string, problems: stri
   await waitForText(page, '#status', /^live$/);
   return page;
 }
+
+/** The session's size as the page's bar shows it, once the terminal draws that many rows. */
+export async function drawnSessionSize(page: Page): Promise<string> {
+  await page.waitForFunction(
+    () => {
+      const rows = document.querySelectorAll('#terminal .xterm-rows > div').length;
+      return new RegExp(`×${rows}$`).test(document.querySelector('#size-info')?.textContent ?? '');
+    },
+    undefined,
+    { timeout: 15_000, polling: 50 },
+  );
+  return (await page.locator('#size-info').textContent()) ?? '';
+}
