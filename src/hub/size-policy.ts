@@ -5,11 +5,9 @@
 // applied, so a phone that joined and left gives the desktop its size back. Observers never size
 // the session; nor does anyone once no controller with an ask is left (the size then stays).
 import type { JoinSession } from '../protocol/pty-payloads.ts';
+import type { Size } from './resize-coalescer.ts';
 
-export interface Size {
-  cols: number;
-  rows: number;
-}
+export type { Size };
 
 /** The size a join names: `terminal_size`, else `cols` and `rows` together. */
 export function joinSize(req: Pick<JoinSession, 'terminal_size' | 'cols' | 'rows'>): Size | undefined {
