@@ -6,10 +6,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ClipboardFilter } from '../src/adapter/node/cli/clipboard-filter.ts';
 import { nodeWebSocket } from '../src/adapter/node/ws-client.ts';
 import { PtyClient } from '../src/client/pty-client.ts';
+import { BIN } from './helpers/processes.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { Tmux } from './helpers/tmux.ts';
 
-const BIN = new URL('../bin/pty-ws.js', import.meta.url).pathname;
 const PTY_WS = `${process.execPath} ${BIN}`;
 
 let server: TestServer | null = null;
