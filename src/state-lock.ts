@@ -7,7 +7,7 @@
 // alive, is it still the same process) races a second starter doing the same.
 //
 // An abstract name is per network namespace, though: containers sharing a volume each have their
-// own. So the lock proper is a record lock on a file in the directory (storage/exclusive-file-lock.ts),
+// own. So the lock proper is a record lock on a file in the directory (src/adapter/exclusive-file-lock.ts),
 // which the whole kernel sees and which also dies with its process; the socket is how a second
 // server in the same namespace learns the holder's pid.
 //

@@ -1,5 +1,5 @@
 // The state directory lock's runtime calls on Deno (the lock itself: src/state-lock.ts).
-import { holdExclusiveFileLock } from '../../../storage/exclusive-file-lock.ts';
+import { holdExclusiveFileLock } from '../exclusive-file-lock.ts';
 import type { StateLockPort } from '../../state-lock.ts';
 import { bootId } from './journal-file.ts';
 

@@ -1,7 +1,7 @@
 // The state directory lock's runtime calls on Node (the lock itself: src/state-lock.ts).
 import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
-import { holdExclusiveFileLock } from '../../../storage/exclusive-file-lock.ts';
+import { holdExclusiveFileLock } from '../exclusive-file-lock.ts';
 import type { StateLockPort } from '../../state-lock.ts';
 import { bootId } from './journal-file.ts';
 

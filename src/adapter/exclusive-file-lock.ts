@@ -2,8 +2,9 @@
 // exclusive lock, which is a POSIX record lock (fcntl) on the file's inode. An abstract Unix
 // socket name is per network namespace, so two containers sharing a volume could both bind one;
 // a record lock they share. The kernel drops it with its process, however that process ends.
-// libSQL's local driver (the `libsql` package, the same on Node and Deno) takes it for us: Node
-// has no fcntl, and Deno's file locks are flock(2) locks, which record locks do not see.
+// Runtime code shared by the Node and Deno adapters: libSQL's local driver (the `libsql` package,
+// the same native module on both) takes it for us. Node has no fcntl, and Deno's file locks are
+// flock(2) locks, which record locks do not see.
 import Database from 'libsql';
 
 export interface HeldFileLock {
