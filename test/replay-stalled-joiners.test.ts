@@ -7,15 +7,16 @@
 // What the router holds is read after a full collection (a heap snapshot, which starts with one,
 // on SIGUSR2): the resident size of an idle Node process moves by tens of MiB with when V8 last
 // collected, and the sends a replay makes leave garbage until it does.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { floodedSession, type Frame, rssOf } from './helpers/flooded-session.ts';
 import { startRouterProcess, until, type RouterProcess } from './helpers/processes.ts';
 
-/** The session's output: base64 of random bytes, logged in frames of up to 64 KiB. */
+/** The session's output (test/helpers/flooded-session.ts). */
 const OUTPUT_BYTES = 24_000_000;
 const JOINERS = 12;
 /** What a joiner that never reads may hold of the router's memory (the performance target). */
@@ -25,12 +26,6 @@ let dir: string;
 let router: RouterProcess;
 let sessionId: string;
 
-interface Frame {
-  op: string;
-  id?: string;
-  sequence: number;
-  payload: { kind?: string; code?: string };
-}
 
 let snapshots = 0;
 const diagnostics = () => join(dir, 'diagnostics');
@@ -48,11 +43,9 @@ async function heldBytes(): Promise<number> {
   return gauge('nodejs_heap_size_used_bytes') + gauge('nodejs_external_memory_bytes');
 }
 
-const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${router.proc.pid}/status`, 'utf8'))![1]) * 1024;
+const rss = () => rssOf(router.proc.pid!);
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const currentSequence = async () =>
-  Number(((await (await fetch(`${router.origin}/agents/local/sessions/${sessionId}`, { headers: { authorization: `Bearer ${router.token}` } })).json()) as { current_sequence: number }).current_sequence);
 
 async function open(): Promise<WebSocket> {
   const ws = new WebSocket(router.attachUrl(sessionId), ['pty-ws.v1'], { headers: { authorization: `Bearer ${router.token}` }, perMessageDeflate: false });
@@ -86,25 +79,7 @@ beforeAll(async () => {
     { 'state-dir': join(dir, 'state') },
     { HOME: dir, PTY_WS_REPLAY_BUFFER_FRAMES: '100000', NODE_OPTIONS: `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${diagnostics()}` },
   );
-  ({ session_id: sessionId } = await router.createSession({ argv: ['/bin/sh', '-c', `stty raw -echo; head -c ${(OUTPUT_BYTES / 4) * 3} /dev/urandom | base64 -w 0; exec sleep 3600`] }));
-  const ctl = await open();
-  ctl.on('message', () => undefined);
-  ctl.send(JSON.stringify({ op: 'pty.join_session', id: 'ctl', ts: new Date().toISOString(), payload: { role: 'controller' } }));
-  // All of it is logged once the numbering stops moving.
-  let last = -1;
-  let still = 0;
-  await until(
-    async () => {
-      await sleep(250);
-      const now = await currentSequence();
-      still = now === last ? still + 1 : 0;
-      last = now;
-      return (still >= 8 && now > 100) || undefined;
-    },
-    'the output to end',
-    100_000,
-  );
-  ctl.close();
+  sessionId = await floodedSession(router, OUTPUT_BYTES, 100_000);
   // What the output's flood left behind settles first.
   await sleep(2000);
 }, 120_000);
