@@ -1,13 +1,14 @@
-// File transfer (issue 21): upload a file into a session's working directory, download one from
-// it, over REST with pty:control on the session (docs/files.md). Chosen over trzsz/ZMODEM in the
-// terminal: it works whatever runs in the session (a full-screen program, a REPL), needs nothing
-// installed in it, and the server checks scope, name and size before a byte is written.
+// File transfer: upload a file into a shell session's working directory, download one from it,
+// over REST with pty:control on the session (docs/files.md; which sessions and which directory:
+// file-directory.ts). Chosen over trzsz/ZMODEM in the terminal: it works whatever the shell is
+// running at the moment (a full-screen program, a REPL), needs nothing installed in the session,
+// and the server checks scope, name and size before a byte is written.
 import { Hono, type Context } from 'hono';
 import { coversSession, hasScope, type Principal } from '../src/auth/principal.ts';
 import { BindingError, restError } from '../src/errors.ts';
-import { recordedCwd } from '../src/hub/join-spec.ts';
 import { base64ToBytes } from '../src/ids.ts';
 import type { AppDeps } from './deps.ts';
+import { transferDirectory } from './file-directory.ts';
 import { readTextWithin } from './request.ts';
 
 type Env = { Variables: { principal: Principal } };
@@ -45,12 +46,15 @@ export function fileRoutes(deps: AppDeps): Hono<Env> {
     if (!coversSession(principal, id)) throw new BindingError('PERMISSION_DENIED', `this bearer does not cover session ${id}`);
     if (!hasScope(principal, 'pty:control')) throw new BindingError('PERMISSION_DENIED', 'file transfer needs pty:control on the session');
     const rec = await store.getSession(config.instanceId, id);
-    if (!rec) return c.json(restError('not_found', `unknown session ${id}`), 404);
+    const session = rec && (await deps.hub.session(id));
+    if (!session) return c.json(restError('not_found', `unknown session ${id}`), 404);
     // The router writes as its own user, outside any confinement: not for sessions that run as another user or in a sandbox.
     if (!deps.sessionFiles || config.sessionUser !== undefined || config.sessionSandbox !== 'none') {
       return c.json(restError('files.unavailable', 'file transfer is off here: this runtime has none, or sessions run as another user or in a sandbox (PTY_WS_SESSION_USER, PTY_WS_SESSION_SANDBOX)'), 501);
     }
-    return recordedCwd(rec, config);
+    // The record as this router has it: ahead of the store on a start or an end just now.
+    const where = transferDirectory({ record: session.latestRecord, ending: session.ending }, config.defaultShell);
+    return 'dir' in where ? where.dir : c.json(restError(where.code, where.message), where.status);
   };
   const failed = (c: Context, e: unknown) => {
     const code = (e as { code?: unknown } | null)?.code;
@@ -62,8 +66,9 @@ export function fileRoutes(deps: AppDeps): Hono<Env> {
     deps.hub.deps.logger.log('info', what, { principal: c.get('principal').id, session: c.req.param('session_id'), ...fields });
 
   app.post('/', async (c) => {
-    const dir = await workingDir(c);
-    if (typeof dir !== 'string') return dir;
+    // Refused before the body is read, and asked again before anything is written.
+    const first = await workingDir(c);
+    if (typeof first !== 'string') return first;
     const length = Number(c.req.header('content-length') ?? NaN);
     if (length > MAX_UPLOAD_BODY) return c.json(restError('files.too_large', `files are at most ${MAX_FILE_BYTES} bytes`), 413);
     // Read within the limit: a body sent without a length is not taken whole first (docs/security.md, 8).
@@ -79,6 +84,9 @@ export function fileRoutes(deps: AppDeps): Hono<Env> {
     const bytes = typeof body.content_base64 === 'string' ? base64ToBytes(body.content_base64) : null;
     if (!bytes) throw new BindingError('INVALID_REQUEST', 'content_base64 must be the file\'s bytes in base64');
     if (bytes.byteLength > MAX_FILE_BYTES) return c.json(restError('files.too_large', `files are at most ${MAX_FILE_BYTES} bytes`), 413);
+    // The session may have ended while the body came in.
+    const dir = await workingDir(c);
+    if (typeof dir !== 'string') return dir;
     try {
       await deps.sessionFiles!.write(dir, name, bytes);
     } catch (e) {

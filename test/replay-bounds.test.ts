@@ -3,12 +3,13 @@
 // frame in order, then the Keyframe; one that asks for everything and stops reading costs the
 // router at most the slow-client mark, not the log (it gets PTY_OUTPUT_LAGGED and a Keyframe once
 // it reads again); replay_max_bytes gets the newest frames that fit.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPLAY_PAGE_FRAMES } from '../src/hub/session-log.ts';
+import { currentSequence as sequenceOf, floodedSession, type Frame, rssOf } from './helpers/flooded-session.ts';
 import { startRouterProcess, until, type RouterProcess } from './helpers/processes.ts';
 
 /** Output of the session: base64 of random bytes, in frames of up to 64 KiB. */
@@ -18,12 +19,6 @@ let dir: string;
 let router: RouterProcess;
 let sessionId: string;
 
-interface Frame {
-  op: string;
-  id?: string;
-  sequence: number;
-  payload: { kind?: string; code?: string; data?: string };
-}
 
 /** A JSON client on the session: every frame it got, parsed, and the Output bytes counted. */
 class Reader {
@@ -64,32 +59,12 @@ class Reader {
   }
 }
 
-const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
-const currentSequence = async () =>
-  Number(((await (await fetch(`${router.origin}/agents/local/sessions/${sessionId}`, { headers: { authorization: `Bearer ${router.token}` } })).json()) as { current_sequence: number }).current_sequence);
+const currentSequence = () => sequenceOf(router, sessionId);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pty-ws-replay-bounds-'));
   router = await startRouterProcess({ 'state-dir': join(dir, 'state') }, { HOME: dir, PTY_WS_REPLAY_BUFFER_FRAMES: '100000' });
-  ({ session_id: sessionId } = await router.createSession({ argv: ['/bin/sh', '-c', `stty raw -echo; head -c ${(OUTPUT_BYTES / 4) * 3} /dev/urandom | base64 -w 0; exec sleep 3600`] }));
-  // The controller's join starts it; the log holds all of it once the numbering stops moving (on a
-  // loaded machine the controller itself may be repainted instead of getting every byte).
-  const ctl = await Reader.open(true);
-  ctl.join({ role: 'controller' });
-  let last = -1;
-  let still = 0;
-  await until(
-    async () => {
-      await new Promise((r) => setTimeout(r, 250));
-      const now = await currentSequence();
-      still = now === last ? still + 1 : 0;
-      last = now;
-      return (still >= 8 && now > 100) || undefined;
-    },
-    'the output to end',
-    170_000,
-  );
-  ctl.ws.close();
+  sessionId = await floodedSession(router, OUTPUT_BYTES, 170_000);
 }, 180_000);
 
 afterAll(async () => {

@@ -200,6 +200,8 @@ export class Attachment {
       recoverLagged(s, m).catch((e: unknown) => this.fail(null, e));
     });
     member.audit = this.logger;
+    // A replay under way stops reading for a socket that closed.
+    this.onEnded(() => member.disconnected());
     await s.join(member, req, f.replay_from, f.id);
     // The socket may have closed while the join was in flight: release what it just took.
     if (this.ended) s.detach(member);

@@ -64,12 +64,22 @@ async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecisio
   // Asked for right after the MembershipChanged is numbered, so the anchor is at most that frame.
   const screen = cut(ctx.screen.snapshot('join'));
   // The replay precedes the Keyframe on the wire: sent while the screen is still cutting it.
-  if (!(await sendReplay(ctx, member, replay, joined.sequence, requestId, () => ctx.members.has(member)))) {
+  const replayed = await sendReplay(ctx, member, replay, joined.sequence, requestId, () => ctx.members.has(member));
+  if (replayed !== 'sent') {
     await ctx.log.deliverable(joined.sequence);
     member.sendBeforeKeyframe([joined]);
   }
   const snap = await screen;
+  if (replayed === 'cut') {
+    toldLagged(member, snap, joined.sequence, clock.now());
+    member.fellBehind();
+  }
   member.release([], snap instanceof PtyError ? unicast.ptyError(snap, joined.sequence, clock.now(), requestId) : unicast.keyframe(snap, joined.sequence, clock.now(), requestId));
+}
+
+/** A replay cut short left a gap before the Keyframe: the client repaints from it (pty-extensions-v1 §5). */
+function toldLagged(member: Member, snap: ScreenSnapshot | PtyError, sequence: number, now: number): void {
+  member.sendUnicast(unicast.lagged(snap instanceof PtyError ? sequence : snap.anchor, sequence, now));
 }
 
 /**
@@ -92,11 +102,17 @@ async function joinEnded(ctx: FlushContext, member: Member, replay: Replay, requ
   ctx.lifecycle.reading(true);
   try {
     // Not a member of the ended session: it is served this one flush, to the end.
-    const frames = (await sendReplay(ctx, member, replay, last, requestId, () => true)) ? [] : await ctx.log.framesAfter(last - 1);
+    const replayed = await sendReplay(ctx, member, replay, last, requestId, () => true);
+    // At least its Closed, also after a replay cut short.
+    const frames = replayed === 'sent' ? [] : await ctx.log.framesAfter(last - 1);
     await ctx.log.deliverable(last);
     // A retired session's last screen comes back from the log, for this join only.
     await ctx.screen.ensureRebuilt();
     const snap = await cut(ctx.screen.snapshot('join'));
+    if (replayed === 'cut') {
+      member.sendBeforeKeyframe(frames.splice(0));
+      toldLagged(member, snap, last, clock.now());
+    }
     member.release(frames, snap instanceof PtyError ? unicast.ptyError(snap, last, clock.now(), requestId) : unicast.keyframe(snap, last, clock.now(), requestId));
     member.goodbye('session_closed');
   } finally {

@@ -66,6 +66,11 @@ export class Lifecycle {
     return this.now.state === 'closed';
   }
 
+  /** Ended, or asked to end (REST DELETE) and waiting for its process to go. */
+  get ending(): boolean {
+    return this.now.state === 'closed' || this.now.killRequested;
+  }
+
   /** Starts the process unless it runs (or is starting: then it waits for that start). */
   ensureStarted(req: JoinSession, firstController: boolean, start: Starter): Promise<void> {
     const p = this.now;

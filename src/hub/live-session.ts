@@ -94,6 +94,10 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     return this.lifecycle.record;
   }
 
+  get ending(): boolean {
+    return this.lifecycle.ending;
+  }
+
   get argv(): readonly string[] | null {
     return this.lifecycle.record.argv;
   }

@@ -27,6 +27,9 @@ export class Member {
   private outputFloor = 0;
   private pendingGoodbye: string | null = null;
   private lagTimer: ReturnType<typeof setInterval> | null = null;
+  /** Output was dropped while lagged: it catches up with PTY_OUTPUT_LAGGED and a Keyframe. */
+  private dropped = false;
+  private open = true;
 
   constructor(
     private readonly conn: ClientConnection,
@@ -56,6 +59,30 @@ export class Member {
 
   get lagged(): boolean {
     return this.lagTimer !== null;
+  }
+
+  /** Its socket is under the low mark: a replay may send it another slice (replay.ts). */
+  get hasRoom(): boolean {
+    return this.queued <= this.lag.lowBytes;
+  }
+
+  /** False once its socket has closed: nothing more is read for it. */
+  get connected(): boolean {
+    return this.open;
+  }
+
+  /** Its socket closed (the join may still be under way): what it waits for is let go of. */
+  disconnected(): void {
+    this.open = false;
+    this.dispose();
+  }
+
+  /**
+   * A replay was given up on it (replay.ts): it was told PTY_OUTPUT_LAGGED before its Keyframe,
+   * and its Output is dropped until its socket drains, as for a member that fell behind live.
+   */
+  fellBehind(): void {
+    if (!this.lagged && this.open) this.startLag();
   }
 
   /** The latest log-frame sequence this connection has seen: what its unicast frames carry. */
@@ -146,9 +173,10 @@ export class Member {
   private deliver(frame: LogFrame): void {
     if (frame.sequence <= this.cursor) return;
     if (frame.data) {
-      if (frame.sequence <= this.outputFloor || this.lagged) return;
-      if (this.conn.bufferedAmount() > this.lag.highBytes) {
-        this.startLag();
+      if (frame.sequence <= this.outputFloor) return;
+      if (!this.lagged && this.conn.bufferedAmount() > this.lag.highBytes) this.startLag();
+      if (this.lagged) {
+        this.dropped = true;
         return;
       }
     }
@@ -162,6 +190,9 @@ export class Member {
     this.lagTimer = setInterval(() => {
       if (this.conn.bufferedAmount() > this.lag.lowBytes) return;
       this.dispose();
+      // Nothing dropped (a replay given up on, then no Output): its Keyframe has it all.
+      if (!this.dropped) return;
+      this.dropped = false;
       this.onCaughtUp(this);
     }, this.lag.pollMs);
   }

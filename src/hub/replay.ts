@@ -1,22 +1,29 @@
-// A join's replay (docs/protocol.md §6.2), read a page at a time and sent as the client takes it:
-// what it holds is a page and what the member's socket has queued, whatever the retained log
-// holds. A client that stops reading holds the replay for REPLAY_STALL_MS; then the rest goes out
-// under the slow-client rule like live Output (member.ts): past the high-water mark Output is
-// dropped, and the member recovers with PTY_OUTPUT_LAGGED and a Keyframe once it reads again.
-// Before, the whole range was read into memory and queued on the socket at once (docs/security.md, 8).
+// A join's replay (docs/protocol.md §6.2), read and sent as the client takes it: the socket gets a
+// slice while its queue is under the slow-client low mark, and what is read is sized by what the
+// socket took the last time, so a replay holds no page of the log while it waits for the client,
+// only what the socket has queued. A client that takes nothing for REPLAY_STALL_MS gets no more of
+// it: the rest is not read, the client is told PTY_OUTPUT_LAGGED before its Keyframe, and its
+// Output is dropped until it reads again (member.ts). A replay of any log to a client that never
+// reads costs the router about the low mark and a slice (docs/security.md, 8).
 import type { LogEntry } from '../ports.ts';
 import { BindingError } from '../errors.ts';
 import { entryJsonLength, logEntryBytes } from '../protocol/output-frame.ts';
 import type { HubDeps } from './deps.ts';
 import type { Member } from './member.ts';
-import { asFrame, type SessionLog } from './session-log.ts';
+import { asFrame, REPLAY_PAGE_FRAMES, type SessionLog } from './session-log.ts';
 import { unicast } from './wire.ts';
 
-/** How long a client that takes nothing holds its replay before the rest is sent (and its Output dropped). */
+/** How long a client that takes nothing holds its replay before the rest is given up. */
 const REPLAY_STALL_MS = 5000;
 
-/** A replay is sent in slices of about this many logged bytes (its JSON a third more), each when the socket has drained. */
-const SLICE_BYTES = 1024 * 1024;
+/** A replay is sent in slices of about this many logged bytes (its JSON a third more), each while the socket has room. */
+const SLICE_BYTES = 256 * 1024;
+
+/** A replay reads about this many logged bytes at a time, fewer when the socket took less. */
+const PAGE_BYTES = 1024 * 1024;
+
+/** The first read's frames: as many of the largest Output frames (64 KiB) as make PAGE_BYTES. */
+const FIRST_PAGE_FRAMES = 16;
 
 /** What a replay reads of its session (a flush's context has it all, src/hub/flushes.ts). */
 export interface ReplayContext {
@@ -32,32 +39,62 @@ export interface Replay {
 }
 
 /**
- * Sends the log frames in (replay.from, upTo] this member may see, once `upTo` is deliverable;
- * stops reading once `wanted` says the member is gone. False when none were asked for, or after
- * telling it REPLAY_OUT_OF_RANGE (nothing was sent).
+ * How a replay went: `none` asked for (or REPLAY_OUT_OF_RANGE told in its place), `sent` to the end
+ * (or to the member's leaving), or `cut` short at a client that stopped reading: the frames after
+ * the last one sent were not.
  */
-export async function sendReplay(ctx: ReplayContext, member: Member, replay: Replay, upTo: number, requestId: string, wanted: () => boolean): Promise<boolean> {
-  if (replay.from === null || replay.from === undefined) return false;
+export type ReplayOutcome = 'none' | 'sent' | 'cut';
+
+/**
+ * Sends the log frames in (replay.from, upTo] this member may see, once `upTo` is deliverable;
+ * stops reading once `wanted` says the member is gone.
+ */
+export async function sendReplay(ctx: ReplayContext, member: Member, replay: Replay, upTo: number, requestId: string, wanted: () => boolean): Promise<ReplayOutcome> {
+  if (replay.from === null || replay.from === undefined) return 'none';
   const pages = await ctx.log.range(replay.from, upTo);
   if (pages instanceof BindingError) {
     member.sendUnicast(unicast.error(pages, upTo, ctx.deps.clock.now(), requestId));
-    return false;
+    return 'none';
   }
   const filter = ctx.deps.replayFilter;
   const visible = (e: LogEntry) => !filter || filter(ctx.id, member.clientId, e);
-  const from = replay.maxBytes === undefined ? replay.from : await newestStart(pages, visible, replay.from, replay.maxBytes);
+  let after = replay.maxBytes === undefined ? replay.from : await newestStart(pages, visible, replay.from, replay.maxBytes);
   // The replay may include frames not yet deliverable to anyone (docs/protocol.md §3.4).
   await ctx.log.deliverable(upTo);
-  let pacing = true;
-  for await (const page of from === replay.from && replay.maxBytes === undefined ? pages : ctx.log.pages(from, upTo)) {
+  let frames = FIRST_PAGE_FRAMES;
+  while (after < upTo) {
     // Gone meanwhile (closed, left): nothing more to read for it.
-    if (!wanted()) return true;
-    for (const slice of slices(page.filter(visible))) {
-      if (pacing) pacing = await member.drained(REPLAY_STALL_MS);
-      member.sendBeforeKeyframe(slice.map(asFrame));
-    }
+    if (!wanted() || !member.connected) return 'sent';
+    if (!(await member.drained(REPLAY_STALL_MS))) return 'cut';
+    if (!wanted() || !member.connected) return 'sent';
+    const page = await ctx.log.page(after, upTo, frames);
+    if (page.length === 0) break;
+    const taken = sendWhileRoom(member, page, visible);
+    after = page[taken - 1]!.sequence;
+    frames = nextPageFrames(page, taken);
   }
-  return true;
+  return 'sent';
+}
+
+/** Sends the page's slices while the member's socket has room (the first one always); the number of its entries that went. */
+function sendWhileRoom(member: Member, page: LogEntry[], visible: (e: LogEntry) => boolean): number {
+  let taken = 0;
+  for (const slice of slices(page)) {
+    // The rest is let go of and read again once the socket has drained: it is not held meanwhile.
+    if (taken > 0 && !member.hasRoom) break;
+    member.sendBeforeKeyframe(slice.filter(visible).map(asFrame));
+    taken += slice.length;
+  }
+  return taken;
+}
+
+/** The next read: about PAGE_BYTES of frames the size of this page's, no more than the socket took of it. */
+function nextPageFrames(page: LogEntry[], taken: number): number {
+  let bytes = 0;
+  for (const e of page) bytes += logEntryBytes(e);
+  const fit = Math.floor((PAGE_BYTES * page.length) / Math.max(1, bytes));
+  const cap = taken < page.length ? taken : REPLAY_PAGE_FRAMES;
+  return Math.max(1, Math.min(fit, cap));
 }
 
 /** A page's entries in runs of about SLICE_BYTES (a frame larger than that on its own): sizes as logged, no JSON built to count them. */

@@ -153,11 +153,16 @@ export class SessionLog {
   /** The entries in (after, upTo], REPLAY_PAGE_FRAMES at a time; no check of the range. */
   async *pages(after: number, upTo: number): LogPages {
     while (after < upTo) {
-      const page = (await this.deps.store.readLog(this.sessionId, after, REPLAY_PAGE_FRAMES)).filter((e) => e.sequence <= upTo);
+      const page = await this.page(after, upTo, REPLAY_PAGE_FRAMES);
       if (page.length === 0) return;
       yield page;
       after = page[page.length - 1]!.sequence;
     }
+  }
+
+  /** At most `frames` entries in (after, upTo]; no check of the range. */
+  async page(after: number, upTo: number, frames: number): Promise<LogEntry[]> {
+    return (await this.deps.store.readLog(this.sessionId, after, frames)).filter((e) => e.sequence <= upTo);
   }
 
   /** The frames after `after`, as they were sent (an ended session's last frames). */

@@ -73,6 +73,8 @@ export interface Session {
   readonly latestRecord: Readonly<SessionRecord>;
   /** The argv the process was started with (null before it first started). */
   readonly argv: readonly string[] | null;
+  /** Ended, or asked to end (REST DELETE): it takes no more work. */
+  readonly ending: boolean;
   membership(): MembershipLists;
   /** The agents with work in the session now; a change is announced with MembershipChanged. */
   showAgents(agents: readonly AgentPresence[]): void;

@@ -9,7 +9,9 @@
 //   Ping goes out after half the timeout of silence), and the reaped connection gets close 1001
 //   instead of Node's 1006.
 // - Deno has no maximum message size option (it accepts frames up to 64 MiB and drops the
-//   connection beyond): a message over `config.maxFrameBytes` closes with 1009 once received.
+//   connection beyond): a message over `config.maxFrameBytes` closes with 1009 once received,
+//   after Deno has buffered all of it; nothing here sees a frame before it is whole
+//   (docs/security.md, 8).
 // - Deno only accepts a `protocol` when the client's list is separated by ", " exactly (the `ws`
 //   client sends "a,b"), and Hono's helper would pick the first entry, which may be a
 //   `bearer.<token>`: we upgrade without one and set the negotiated token on the 101 ourselves.
