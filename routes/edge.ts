@@ -21,13 +21,14 @@ export function edgeGuards(deps: AppDeps): MiddlewareHandler {
    * How long this request must wait. Only a request that presents a credential can be a guess:
    * /healthz, the AgentCard and the page are never throttled. Its own token's failures (a client
    * retrying a stale token) throttle it at once; its address's failures only when its token does
-   * not verify, so one client's stale token does not lock out everyone behind the same NAT.
+   * not verify, so one client's stale token does not lock out everyone behind the same NAT. An
+   * address with no recent failure costs nothing here (no hash, no verification).
    */
-  const throttledFor = async (keys: string[], credential: string | null): Promise<number> => {
-    if (credential === null || keys.length < 2) return 0;
-    const own = throttle.retryAfterMs(keys[1]!);
+  const throttledFor = async (address: string | undefined, credential: string | null): Promise<number> => {
+    if (address === undefined || credential === null || !throttle.hasFailures(address)) return 0;
+    const own = throttle.retryAfterMs(await tokenKey(address, credential));
     if (own > 0) return own;
-    const shared = throttle.retryAfterMs(keys[0]!);
+    const shared = throttle.retryAfterMs(address);
     if (shared === 0) return 0;
     return (await auth.authenticate(credential).then(() => true, () => false)) ? 0 : shared;
   };
@@ -47,8 +48,7 @@ export function edgeGuards(deps: AppDeps): MiddlewareHandler {
     }
     const address = clientAddress(c, deps);
     const credential = presentedCredential(c);
-    const keys = address === undefined ? [] : await throttleKeys(address, credential);
-    const wait = await throttledFor(keys, credential);
+    const wait = await throttledFor(address, credential);
     if (wait > 0) {
       return refuse(c, 429, 'auth_throttled', `too many failed authentications from ${address}: try again in ${Math.ceil(wait / 1000)} s`, { 'retry-after': String(Math.ceil(wait / 1000)) });
     }
@@ -57,13 +57,17 @@ export function edgeGuards(deps: AppDeps): MiddlewareHandler {
       return refuse(c, 415, 'unsupported_media_type', `a ${c.req.method} body must be JSON (content-type: application/json)`);
     }
     await next();
-    if (c.res.status === 401) for (const key of keys) throttle.failed(key);
+    if (c.res.status === 401 && address !== undefined) {
+      // Failures count against the address, and against the address with this token's hash.
+      throttle.failed(address);
+      if (credential !== null) throttle.failed(await tokenKey(address, credential));
+    }
   };
 }
 
-/** What failures count against: the address, and the address with this credential's hash. */
-async function throttleKeys(address: string, credential: string | null): Promise<string[]> {
-  return credential === null ? [address] : [address, `${address} ${await sha256Hex(credential)}`];
+/** The throttle's key for one token from one address: never the token itself. */
+async function tokenKey(address: string, credential: string): Promise<string> {
+  return `${address} ${await sha256Hex(credential)}`;
 }
 
 /** A bearer in the Authorization header or the WebSocket subprotocol, or null when none was sent. */

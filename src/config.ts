@@ -293,7 +293,7 @@ export function loadConfig(env: Env, flags: Record<string, string> = {}): Config
     headersTimeoutMs: 5_000,
     requestTimeoutMs: 15_000,
     maxPendingConnections: 128,
-    maxPendingConnectionsPerAddress: 32,
+    maxPendingConnectionsPerAddress: 64,
     defaultCols: 120,
     defaultRows: 30,
     lag: { highBytes: 16 * 1024 * 1024, lowBytes: 1024 * 1024, pollMs: 50 },

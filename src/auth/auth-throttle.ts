@@ -18,6 +18,11 @@ export class AuthFailureThrottle {
     private readonly now: () => number,
   ) {}
 
+  /** Whether this key failed within the window at all. */
+  hasFailures(key: string): boolean {
+    return this.recent(key).length > 0;
+  }
+
   /** Milliseconds until this key may try again; 0 when it is not throttled. */
   retryAfterMs(key: string): number {
     const times = this.recent(key);
