@@ -43,7 +43,7 @@ export async function join(ctx: FlushContext, member: Member, req: JoinSession, 
   if (record.state !== 'created') checkJoinBackend(ctx.deps.sessionHost, record, req);
   const ignored = checkJoinSpec(record, req, member.rights, ctx.deps.config);
   if (!ctx.lifecycle.ended) {
-    const decision = ctx.members.decide(member, req.role);
+    const decision = ctx.members.decide(member, req.role, !record.hadMember);
     const before = ctx.log.current;
     await ctx.lifecycle.ensureStarted(req, decision.firstController, processStarter(ctx));
     // The start may have seen the process end already.
@@ -59,6 +59,7 @@ async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecisio
   const { clock } = ctx.deps;
   member.hold();
   ctx.members.admit(member, decision.role);
+  ctx.lifecycle.joined();
   member.sendUnicast(unicast.role(member.clientId, decision, ctx.log.current, clock.now(), requestId));
   auditMember(ctx.deps.logger, ctx.id, member, 'audit.attach', { role: decision.role, downgraded: decision.downgraded, reason: decision.reason, replay_from: replay.from ?? undefined });
 
