@@ -57,8 +57,23 @@ export function edgeGuards(deps: AppDeps): MiddlewareHandler {
       return refuse(c, 415, 'unsupported_media_type', `a ${c.req.method} body must be JSON (content-type: application/json)`);
     }
     await next();
-    if (c.res.status === 401) for (const key of keys) throttle.failed(key);
+    if (c.res.status !== 401) return;
+    for (const key of keys) throttle.failed(key);
+    if (!c.res.headers.has('www-authenticate')) {
+      const res = new Response(c.res.body, c.res);
+      res.headers.set('www-authenticate', bearerChallenge(credential));
+      c.res = res;
+    }
   };
+}
+
+/**
+ * Every 401 says how to authenticate (RFC 9110 §11.6.1), and whether the bearer sent was the
+ * problem (RFC 6750 §3.1): a client that sent none is told what to send, one whose token failed
+ * that it must get another.
+ */
+function bearerChallenge(credential: string | null): string {
+  return credential === null ? 'Bearer realm="pty-ws"' : 'Bearer realm="pty-ws", error="invalid_token"';
 }
 
 /** What failures count against: the address, and the address with this credential's hash. */

@@ -114,6 +114,10 @@ export const A2A_ERRORS = {
   parseError: { code: -32700, reason: 'PARSE_ERROR' },
   methodNotFound: { code: -32601, reason: 'METHOD_NOT_FOUND' },
   versionNotSupported: { code: -32009, reason: 'VERSION_NOT_SUPPORTED' },
+  /** A path of an A2A binding that serves nothing: another instance's, an unknown HTTP+JSON route. */
+  notFound: { code: -32601, reason: 'NOT_FOUND' },
+  /** An HTTP+JSON route asked with a method it does not take. */
+  methodNotAllowed: { code: -32601, reason: 'METHOD_NOT_ALLOWED' },
 } as const;
 export type A2AErrorKind = (typeof A2A_ERRORS)[keyof typeof A2A_ERRORS];
 
