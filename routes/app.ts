@@ -22,9 +22,10 @@ export function createApp(deps: AppDeps): Hono {
 
   // Alive: the process serves HTTP (it only starts once the database and PTY host answered).
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  // Ready: each part it needs answered, within its probe time (src/readiness.ts).
   app.get('/readyz', async (c) => {
-    const problems = await deps.ready();
-    return problems.length === 0 ? c.json({ status: 'ready' }) : c.json({ status: 'unavailable', problems }, 503);
+    const { ready, checks } = await deps.ready();
+    return ready ? c.json({ status: 'ready', checks }) : c.json({ status: 'unavailable', checks }, 503);
   });
   app.get('/metrics', async (c) => {
     const principal = await deps.auth.authenticate(bearerFromHeader(c), deps.clientCertificate?.(c)).catch(() => null);

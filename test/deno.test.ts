@@ -211,7 +211,7 @@ describe('the router on Deno (deno task start)', () => {
     expect(list.status).toBe(200);
     expect(JSON.stringify(await list.json())).toContain(/sessions\/([0-9a-f-]{36})\//.exec(router.attachUrl)![1]);
     const ready = await fetch(`${router.origin}/readyz`);
-    expect(await ready.json()).toEqual({ status: 'ready' });
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', pty_host: 'ok' } });
     const metrics = await (await fetch(`${router.origin}/metrics`, { headers: auth })).text();
     expect(metrics).toMatch(/^pty_ws_frames_in_total\{kind="text"\} [1-9]/m);
     expect(metrics).toMatch(/^pty_ws_attached_clients/m);
