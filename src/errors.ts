@@ -155,7 +155,12 @@ export function toBindingError(e: unknown): BindingError {
   return new BindingError('INTERNAL', 'internal server error');
 }
 
-/** REST error body: `{"error": {"code", "message"}}` (docs/protocol.md §10). */
+/**
+ * REST error body: `{"error": {"code", "message"}}` (docs/protocol.md §10). REST codes are lower
+ * snake_case, dotted where a reason names its subject (`session_backend.not_implemented`): a
+ * binding code (`PERMISSION_DENIED`) reads `permission_denied` here, so one REST client compares
+ * one letter case. The frames and the A2A bindings keep the binding's upper-case codes.
+ */
 export function restError(code: string, message: string): { error: { code: string; message: string } } {
-  return { error: { code, message } };
+  return { error: { code: code.toLowerCase(), message } };
 }

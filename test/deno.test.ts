@@ -190,7 +190,7 @@ describe('the router on Deno (deno task start)', () => {
     expect(await TestClient.refusedStatus(`${router.attachUrl}?token=${router.token}`, { token: router.token })).toBe(400);
     expect(await refusedUpgrade(router.attachUrl, { 'sec-websocket-protocol': 'pty-ws.v1', authorization: 'Bearer not-the-token' })).toEqual({
       status: 401,
-      body: { error: { code: 'UNAUTHENTICATED', message: 'unknown bearer token' } },
+      body: { error: { code: 'unauthenticated', message: 'unknown bearer token' } },
     });
   });
 

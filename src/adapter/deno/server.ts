@@ -18,6 +18,7 @@ import { denoFileFacts } from './file-facts.ts';
 import { denoDevTokenFile } from './dev-token-file.ts';
 import { absolute, writeAll } from './io.ts';
 import { denoUpgradeWebSocket, wrapDenoSocket } from './ws-connection.ts';
+import { CLOSE } from '../../protocol/close-codes.ts';
 
 export interface StartOptions {
   createDefaultSession?: boolean;
@@ -87,7 +88,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
       // while the clients get their goodbyes, and the listener closes after.
       await router.stop(() => {
         // Deno cannot drop a WebSocket without a close frame: whatever is still open gets 1001.
-        for (const ws of sockets) if (ws.readyState === WebSocket.OPEN) ws.close(1001, 'server shutting down');
+        for (const ws of sockets) if (ws.readyState === WebSocket.OPEN) ws.close(CLOSE.goingAway, 'server shutting down');
       });
       await server.shutdown();
     })());

@@ -21,6 +21,7 @@ import { defineWebSocketHelper, type UpgradeWebSocket, type WSEvents } from 'hon
 import type { Metrics } from '../../metrics.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import type { ClientConnection } from '../../ports.ts';
+import { CLOSE } from '../../protocol/close-codes.ts';
 
 const TEXT = { kind: 'text' };
 const BINARY = { kind: 'binary' };
@@ -59,7 +60,7 @@ function limitMessages(events: WSEvents<WebSocket>, maxBytes: number): WSEvents<
     },
     onMessage: (evt, ws) => {
       if (overLimit(evt.data, maxBytes)) {
-        ws.close(1009, 'message too big');
+        ws.close(CLOSE.tooBig, 'message too big');
         return;
       }
       events.onMessage?.(evt, ws);
