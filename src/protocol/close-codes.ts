@@ -13,3 +13,6 @@ export const CLOSE = {
   /** The session vanished between the upgrade and the hello. */
   sessionGone: 4404,
 } as const;
+
+/** The reason a reaped connection's close frame carries, on every runtime. */
+export const reapedReason = (pongTimeoutMs: number): string => `no Pong within ${pongTimeoutMs} ms`;
