@@ -1,8 +1,10 @@
 // What every request of the standard A2A bindings passes before its operation runs: the checks of
-// REST (TLS and the bearer; tokens in the query are refused app-wide by routes/edge.ts), the A2A version, and for a POST a JSON body.
+// REST (TLS and the bearer; tokens in the query are refused app-wide by routes/edge.ts), the A2A
+// version, the extensions it activates, and for a POST a JSON body.
 import type { Context } from 'hono';
 import type { Principal } from '../src/auth/principal.ts';
 import { A2A_ERRORS, BindingError } from '../src/errors.ts';
+import { EXTENSION_URI } from '../src/protocol/uris.ts';
 import type { AppDeps } from './deps.ts';
 import { requireSecureTransport } from './guards.ts';
 import { bearerFromHeader, checkJsonDepth, MAX_BODY_BYTES, readText } from './request.ts';
@@ -17,12 +19,31 @@ export async function a2aCaller(c: Context, deps: AppDeps, fleet = false): Promi
   requireSecureTransport(c, deps.config);
   const principal = await deps.auth.authenticate(bearerFromHeader(c), deps.clientCertificate?.(c));
   if (!fleet && c.req.param('instance_id') !== deps.config.instanceId) return null;
-  // A2A-Version absent: taken as ours (a plain curl); any other version is refused by name.
-  const version = c.req.header('a2a-version');
+  // A2A-Version absent: taken as ours (a plain curl); any other version is refused by name. A2A
+  // v1.0 lets it travel as a header or as a query parameter of that name.
+  const version = c.req.header('a2a-version') ?? c.req.query(A2A_VERSION_PARAM);
   if (version !== undefined && !/^1\.0(\.\d+)?$/.test(version.trim())) {
     throw new BindingError('INVALID_REQUEST', `A2A-Version ${version} is not supported: this agent speaks 1.0`, { a2a: A2A_ERRORS.versionNotSupported });
   }
+  refuseOwnExtension(c);
   return principal;
+}
+
+/** The query parameter A2A v1.0 allows in place of the A2A-Version header. */
+export const A2A_VERSION_PARAM = 'A2A-Version';
+
+/**
+ * pty-extensions/v1 rides on the pty-ws binding only (pty-extensions §1): activating it on these
+ * bindings is refused, so a client does not take an answer without roles or replay for one with
+ * them. Other extensions this agent does not know are ignored, as A2A asks.
+ */
+function refuseOwnExtension(c: Context): void {
+  const asked = [c.req.header('a2a-extensions'), c.req.header('x-a2a-extensions')].flatMap((h) => h?.split(',') ?? []).map((s) => s.trim());
+  if (!asked.includes(EXTENSION_URI)) return;
+  // A2A v1.0 names no error for it: UnsupportedOperationError, whose metadata says which extension.
+  throw new BindingError('UNSUPPORTED_OPERATION', `${EXTENSION_URI} is activated on the pty-ws binding only (the attach WebSocket); drop it from A2A-Extensions here`, {
+    metadata: { reason: 'extension.unsupported_on_binding', extension: EXTENSION_URI },
+  });
 }
 
 /**

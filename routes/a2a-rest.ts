@@ -8,9 +8,9 @@ import type { A2aOperations } from '../src/a2a/control-plane.ts';
 import { invalidParams } from '../src/a2a/requests.ts';
 import { sseResponse } from '../src/a2a/sse.ts';
 import { restErrorBody } from '../src/a2a/wire-errors.ts';
-import { BindingError, restError, toBindingError } from '../src/errors.ts';
+import { A2A_ERRORS, BindingError, toBindingError } from '../src/errors.ts';
 import type { AppDeps } from './deps.ts';
-import { a2aCaller, admittedStream, jsonBody } from './a2a-request.ts';
+import { a2aCaller, A2A_VERSION_PARAM, admittedStream, jsonBody } from './a2a-request.ts';
 
 export interface Call {
   a2a: A2aOperations;
@@ -57,25 +57,33 @@ export function restHandler(deps: AppDeps, a2a: A2aOperations, prefix: RegExp, c
   return async (c) => {
     try {
       const principal = await caller(c);
-      if (!principal) return c.json(restError('not_found', `unknown instance ${c.req.param('instance_id')}`), 404);
+      if (!principal) throw new BindingError('INVALID_REQUEST', `unknown instance ${c.req.param('instance_id')}: this server answers for ${deps.config.instanceId}`, { a2a: A2A_ERRORS.notFound, http: 404 });
       // The raw path: a task id is percent-decoded once, here, after the path is split.
       const rel = prefix.exec(new URL(c.req.url).pathname)?.[1] ?? '';
       const matches = ROUTES.filter((r) => r.path.test(rel));
       const route = matches.find((r) => r.method === c.req.method);
-      if (!route) return c.json(restError('not_found', matches.length > 0 ? `${c.req.method} is not allowed on ${rel}` : `no A2A HTTP+JSON route ${rel}`), matches.length > 0 ? 405 : 404);
+      if (!route && matches.length > 0) throw new BindingError('INVALID_REQUEST', `${c.req.method} is not allowed on ${rel}`, { a2a: A2A_ERRORS.methodNotAllowed, http: 405 });
+      if (!route) throw new BindingError('INVALID_REQUEST', `no A2A HTTP+JSON route ${rel}`, { a2a: A2A_ERRORS.notFound, http: 404 });
       const id = decodeSegment(route.path.exec(rel)?.[1] ?? '');
       let body: Promise<unknown> | undefined;
       const call: Call = { a2a, principal, id, query: new URL(c.req.url).searchParams, body: () => (body ??= jsonBody(c)) };
       const forwarded = route.forward && (await forward?.(c, { ...route, forward: route.forward }, call));
       if (forwarded) return forwarded;
       const { value: answer, ended } = route.stream ? await admittedStream(deps, principal, () => route.run(call)) : { value: await route.run(call), ended: undefined };
-      if ('json' in answer) return c.json(answer.json);
+      if ('json' in answer) return a2aJson(c, answer.json, 200);
       return sseResponse(answer.stream, (event) => event, (e) => `event: error\ndata: ${JSON.stringify(failure(c, deps, e).body)}\n\n`, ended);
     } catch (e) {
       const { body, status } = failure(c, deps, e);
-      return c.json(body, status as 400);
+      return a2aJson(c, body, status);
     }
   };
+}
+
+/** A2A v1.0's media type for the HTTP+JSON binding's answers. */
+const A2A_JSON = 'application/a2a+json';
+
+function a2aJson(c: Context, body: unknown, status: number): Response {
+  return c.body(JSON.stringify(body), status as 200, { 'content-type': A2A_JSON });
 }
 
 function decodeSegment(segment: string): string {
@@ -94,10 +102,19 @@ export async function bodyObject(r: Call): Promise<Record<string, unknown>> {
   return body as Record<string, unknown>;
 }
 
-/** ListTasks' query string as its params: numbers and booleans as JSON values, anything else left for validation to name. */
+/** ListTasks' query parameters, besides A2A-Version. */
+const LIST_PARAMS = ['tenant', 'contextId', 'status', 'pageSize', 'pageToken', 'historyLength', 'statusTimestampAfter', 'includeArtifacts'];
+
+/**
+ * ListTasks' query string as its params: numbers and booleans as JSON values, anything else left for
+ * validation to name. A parameter it does not know is refused: dropping `context_id=` would answer
+ * every task where the caller asked for one context's.
+ */
 function listQuery(q: URLSearchParams): Record<string, unknown> {
+  const unknown = [...new Set(q.keys())].filter((k) => !LIST_PARAMS.includes(k) && k !== A2A_VERSION_PARAM);
+  if (unknown.length > 0) throw invalidParams(`unknown ListTasks parameter ${unknown.map((k) => JSON.stringify(k.slice(0, 64))).join(', ')} (it takes ${LIST_PARAMS.join(', ')})`);
   const out: Record<string, unknown> = {};
-  for (const key of ['contextId', 'status', 'pageToken', 'statusTimestampAfter']) {
+  for (const key of ['tenant', 'contextId', 'status', 'pageToken', 'statusTimestampAfter']) {
     const value = q.get(key);
     if (value !== null) out[key] = value;
   }
@@ -117,5 +134,5 @@ function numberParam(q: URLSearchParams, key: string): unknown {
 function failure(c: Context, deps: AppDeps, e: unknown): { body: unknown; status: number } {
   const err = toBindingError(e);
   if (err.code === 'INTERNAL') deps.hub.deps.logger.log('error', 'A2A HTTP+JSON handler failed', { path: c.req.path, error: String(e) });
-  return { body: restErrorBody(err), status: err.info.http };
+  return { body: restErrorBody(err), status: err.httpStatus };
 }

@@ -1,9 +1,27 @@
 // The AgentCard (docs/protocol.md §10.1), with the extension's live params; `fleet` is the fleet
 // agent's (docs/deployment.md, "The fleet agent"): the standard bindings at /fleet/a2a, no attach
 // endpoint of its own (each session's is at its owner, GET /sessions).
+import type { Context } from 'hono';
 import type { Config } from '../src/config.ts';
+import { sha256Hex } from '../src/ids.ts';
 import { BINDING_URI, EXTENSION_URI } from '../src/protocol/uris.ts';
 import { PTY_WS_VERSION } from '../src/version.ts';
+
+/**
+ * How long a client may reuse a card without asking again. It changes only with the server's
+ * configuration (a restart), so a few minutes; after that a client revalidates it by its ETag.
+ */
+const CARD_MAX_AGE_SECONDS = 300;
+
+/** A card as served: Cache-Control, an ETag of its JSON, and 304 when the client holds that one. */
+export async function serveCard(c: Context, card: object): Promise<Response> {
+  const body = JSON.stringify(card);
+  const etag = `"${(await sha256Hex(body)).slice(0, 32)}"`;
+  const headers = { 'cache-control': `public, max-age=${CARD_MAX_AGE_SECONDS}`, etag };
+  const held = c.req.header('if-none-match')?.split(',').map((t) => t.trim().replace(/^W\//, ''));
+  if (held?.includes(etag) || held?.includes('*')) return c.body(null, 304, headers);
+  return c.body(body, 200, { ...headers, 'content-type': 'application/json' });
+}
 
 export function agentCard(config: Config, origins: { http: string; ws: string }, authEnforced: boolean, operations: string[], agent: 'instance' | 'fleet' = 'instance') {
   const endpoint = `${origins.ws}/agents/${encodeURIComponent(config.instanceId)}/sessions/{session_id}/attach`;

@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { restError } from '../src/errors.ts';
 import { a2aJsonRpcRoute } from './a2a-jsonrpc.ts';
 import { a2aRestRoute } from './a2a-rest.ts';
-import { agentCard } from './agent-card.ts';
+import { agentCard, serveCard } from './agent-card.ts';
 import { attachHandler } from './attach.ts';
 import type { AppDeps } from './deps.ts';
 import { edgeGuards } from './edge.ts';
@@ -22,9 +22,10 @@ export function createApp(deps: AppDeps): Hono {
 
   // Alive: the process serves HTTP (it only starts once the database and PTY host answered).
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  // Ready: each part it needs answered, within its probe time (src/readiness.ts).
   app.get('/readyz', async (c) => {
-    const problems = await deps.ready();
-    return problems.length === 0 ? c.json({ status: 'ready' }) : c.json({ status: 'unavailable', problems }, 503);
+    const { ready, checks } = await deps.ready();
+    return ready ? c.json({ status: 'ready', checks }) : c.json({ status: 'unavailable', checks }, 503);
   });
   app.get('/metrics', async (c) => {
     const principal = await deps.auth.authenticate(bearerFromHeader(c), deps.clientCertificate?.(c)).catch(() => null);
@@ -32,7 +33,7 @@ export function createApp(deps: AppDeps): Hono {
     const { contentType, body } = await deps.renderMetrics();
     return c.body(body, 200, { 'content-type': contentType });
   });
-  app.get('/.well-known/agent-card.json', (c) => c.json(agentCard(deps.config, publicOrigins(c, deps.config, deps.localPort(c), requestIsSecure(c, deps.config)), deps.auth.enforced, deps.hub.supportedOperations())));
+  app.get('/.well-known/agent-card.json', (c) => serveCard(c, agentCard(deps.config, publicOrigins(c, deps.config, deps.localPort(c), requestIsSecure(c, deps.config)), deps.auth.enforced, deps.hub.supportedOperations())));
   app.get('/agents/:instance_id/sessions/:session_id/attach', attachHandler(deps));
   app.route('/agents/:instance_id/sessions', sessionRoutes(deps));
   app.route('/agents/:instance_id/shares', principalShareRoutes(deps));

@@ -8,6 +8,7 @@ import type { ClientCertificate } from '../src/auth/certificate.ts';
 import type { Config } from '../src/config.ts';
 import type { SessionHub } from '../src/hub/hub.ts';
 import type { ClientConnection, InstanceRegistryStore, Store } from '../src/ports.ts';
+import type { Readiness } from '../src/readiness.ts';
 import type { ShareService } from '../src/shares/share-service.ts';
 
 /** The web terminal's bundled files by name (`terminal.js`, `terminal.css`), from the runtime adapter. */
@@ -55,8 +56,8 @@ export interface AppDeps {
   remoteAddress(c: Context): string | undefined;
   /** The port this request came in on (to tell our own Host from a rebound one). */
   localPort(c: Context): number | undefined;
-  /** What keeps the server from serving: empty once the database and the PTY host answer. */
-  ready(): Promise<string[]>;
+  /** Whether the server can serve: the database and the PTY host, each checked (src/readiness.ts). */
+  ready(): Promise<Readiness>;
   /** The metrics exposition (Prometheus text on Node). */
   renderMetrics(): Promise<{ contentType: string; body: string }>;
 }

@@ -57,10 +57,16 @@ export function edgeGuards(deps: AppDeps): MiddlewareHandler {
       return refuse(c, 415, 'unsupported_media_type', `a ${c.req.method} body must be JSON (content-type: application/json)`);
     }
     await next();
-    if (c.res.status === 401 && address !== undefined) {
+    if (c.res.status !== 401) return;
+    if (address !== undefined) {
       // Failures count against the address, and against the address with this token's hash.
       throttle.failed(address);
       if (credential !== null) throttle.failed(await tokenKey(address, credential));
+    }
+    if (!c.res.headers.has('www-authenticate')) {
+      const res = new Response(c.res.body, c.res);
+      res.headers.set('www-authenticate', bearerChallenge(credential));
+      c.res = res;
     }
   };
 }
@@ -68,6 +74,15 @@ export function edgeGuards(deps: AppDeps): MiddlewareHandler {
 /** The throttle's key for one token from one address: never the token itself. */
 async function tokenKey(address: string, credential: string): Promise<string> {
   return `${address} ${await sha256Hex(credential)}`;
+}
+
+/**
+ * Every 401 says how to authenticate (RFC 9110 §11.6.1), and whether the bearer sent was the
+ * problem (RFC 6750 §3.1): a client that sent none is told what to send, one whose token failed
+ * that it must get another.
+ */
+function bearerChallenge(credential: string | null): string {
+  return credential === null ? 'Bearer realm="pty-ws"' : 'Bearer realm="pty-ws", error="invalid_token"';
 }
 
 /** A bearer in the Authorization header or the WebSocket subprotocol, or null when none was sent. */

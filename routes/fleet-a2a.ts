@@ -6,10 +6,10 @@ import type { Context, Hono } from 'hono';
 import type { Principal } from '../src/auth/principal.ts';
 import type { InstanceRecord } from '../src/ports.ts';
 import { forwardA2a } from './a2a-forward.ts';
-import { jsonRpcHandler, ownEntry, type JsonRpcRequest } from './a2a-jsonrpc.ts';
+import { jsonRpcHandler, ownEntry, postJsonRpc, type JsonRpcRequest } from './a2a-jsonrpc.ts';
 import { a2aCaller } from './a2a-request.ts';
 import { bodyObject, restHandler, type Call, type ForwardKind, type Route } from './a2a-rest.ts';
-import { agentCard } from './agent-card.ts';
+import { agentCard, serveCard } from './agent-card.ts';
 import type { AppDeps } from './deps.ts';
 import { requestIsSecure } from './guards.ts';
 import { publicOrigins } from './request.ts';
@@ -27,10 +27,11 @@ export function fleetA2aRoutes(app: Hono, deps: AppDeps): void {
   };
 
   app.get(`${FLEET_PREFIX}/.well-known/agent-card.json`, (c) =>
-    c.json(agentCard(deps.config, publicOrigins(c, deps.config, deps.localPort(c), requestIsSecure(c, deps.config)), deps.auth.enforced, deps.hub.supportedOperations(), 'fleet')),
+    serveCard(c, agentCard(deps.config, publicOrigins(c, deps.config, deps.localPort(c), requestIsSecure(c, deps.config)), deps.auth.enforced, deps.hub.supportedOperations(), 'fleet')),
   );
 
-  app.post(
+  postJsonRpc(
+    app,
     `${FLEET_PREFIX}/a2a/jsonrpc`,
     jsonRpcHandler(deps, fleet, caller, async (c, principal, req: JsonRpcRequest) => {
       const owner = await ownEntry(OWNER, req.method)?.(principal, req.params);

@@ -4,21 +4,27 @@ import { isJwtShaped } from '../src/auth/authenticator.ts';
 import { BindingError } from '../src/errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../src/protocol/json-depth.ts';
 import type { Config } from '../src/config.ts';
+import { plaintextRefused } from '../src/auth/startup-policy.ts';
 import { hostNamesThisServer } from './guards.ts';
 
 /**
  * The origin clients are told to use (attach_url, the AgentCard), as http(s) and ws(s): the
  * configured public URL; else the request's Host when it names this server (loopback or the bound
  * address, at our port); else the bound address. Never an arbitrary Host a client sent
- * (docs/security.md, attack 6). `secure` when a trusted TLS proxy is in front.
+ * (docs/security.md, attack 6). `secure` when a trusted TLS proxy is in front. Where this server
+ * refuses plaintext (production, a public address) it names https:// and wss:// only, whatever
+ * the request came in on: a plain URL would only be refused (403).
  */
 export function publicOrigins(c: Context, config: Config, localPort: number | undefined, secure = false): { http: string; ws: string } {
-  const scheme = secure ? 'https:' : new URL(c.req.url).protocol;
+  const tlsOnly = plaintextRefused(config);
+  const scheme = secure || tlsOnly ? 'https:' : new URL(c.req.url).protocol;
   let http = config.publicUrl;
   if (http === undefined) {
     const host = c.req.header('host');
     if (host !== undefined && hostNamesThisServer(host, config, localPort, scheme)) http = `${scheme}//${host}`;
     else http = `${scheme}//${config.host.includes(':') ? `[${config.host}]` : config.host}${localPort === undefined ? '' : `:${localPort}`}`;
+  } else if (tlsOnly) {
+    http = http.replace(/^http:/, 'https:');
   }
   return { http, ws: http.replace(/^http/, 'ws') };
 }

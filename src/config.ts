@@ -333,6 +333,11 @@ function nonEmpty(s: string | undefined): string | undefined {
   return s === undefined || s === '' ? undefined : s;
 }
 
+/** Every setting as the docs list it (docs/configuration.md, checked by test/configuration-doc.test.ts). */
+export function settingsList(): Array<{ env: string; flag: string; default: string | null; help: string }> {
+  return Object.entries(SETTINGS).map(([key, s]: [string, Setting]) => ({ env: s.env, flag: `--${kebab(key)}`, default: typeof s.default === 'function' ? null : s.default, help: s.help }));
+}
+
 export function settingsHelp(): string {
   const rows = Object.entries(SETTINGS).map(([key, s]: [string, Setting]) => {
     const def = typeof s.default === 'function' ? '' : ` (default ${s.default})`;

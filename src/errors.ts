@@ -114,6 +114,10 @@ export const A2A_ERRORS = {
   parseError: { code: -32700, reason: 'PARSE_ERROR' },
   methodNotFound: { code: -32601, reason: 'METHOD_NOT_FOUND' },
   versionNotSupported: { code: -32009, reason: 'VERSION_NOT_SUPPORTED' },
+  /** A path of an A2A binding that serves nothing: another instance's, an unknown HTTP+JSON route. */
+  notFound: { code: -32601, reason: 'NOT_FOUND' },
+  /** An HTTP+JSON route asked with a method it does not take. */
+  methodNotAllowed: { code: -32601, reason: 'METHOD_NOT_ALLOWED' },
 } as const;
 export type A2AErrorKind = (typeof A2A_ERRORS)[keyof typeof A2A_ERRORS];
 
@@ -151,7 +155,12 @@ export function toBindingError(e: unknown): BindingError {
   return new BindingError('INTERNAL', 'internal server error');
 }
 
-/** REST error body: `{"error": {"code", "message"}}` (docs/protocol.md §10). */
+/**
+ * REST error body: `{"error": {"code", "message"}}` (docs/protocol.md §10). REST codes are lower
+ * snake_case, dotted where a reason names its subject (`session_backend.not_implemented`): a
+ * binding code (`PERMISSION_DENIED`) reads `permission_denied` here, so one REST client compares
+ * one letter case. The frames and the A2A bindings keep the binding's upper-case codes.
+ */
 export function restError(code: string, message: string): { error: { code: string; message: string } } {
-  return { error: { code, message } };
+  return { error: { code: code.toLowerCase(), message } };
 }

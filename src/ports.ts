@@ -149,6 +149,8 @@ export interface SessionRecord {
   closeReason: string | null;
   /** Principal that created the session (null when auth is off). */
   createdBy: string | null;
+  /** Someone has joined it: only a session that never had a member makes its first joiner controller (docs/protocol.md §5.1). */
+  hadMember: boolean;
 }
 
 /** A session's numbering (docs/protocol.md §3.4). */
@@ -205,6 +207,7 @@ export interface SessionPatch {
   closedAt?: string | null;
   exitCode?: number | null;
   closeReason?: string | null;
+  hadMember?: boolean;
 }
 
 export interface QueueListener {

@@ -21,6 +21,7 @@ import type { Clock, HopTrace, Logger, ScreenFactory, SessionRecord, Store } fro
 import { holdInstanceLease } from './instance-lease.ts';
 import { startHeartbeat, type Heartbeat } from './instance-registry.ts';
 import { PTY_WS_VERSION } from './version.ts';
+import { readiness } from './readiness.ts';
 import type { PtyHostLink } from './pty-host/supervised.ts';
 import { confinementMismatch } from './session-confinement.ts';
 import { CertificateAuthenticator } from './auth/client-certificate.ts';
@@ -243,16 +244,18 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     ),
     a2a,
     fleet: new FleetControlPlane({ config, local: a2a, taskStore: store.tasks, registry: store.instances, tasks }),
-    ready: async () => {
-      const problems: string[] = [];
-      await store.lastSequence('readyz').catch((e: unknown) => problems.push(`database: ${String(e)}`));
-      const t0 = performance.now();
-      await ptyHost.host.list().then(
-        () => metrics.observe('pty_host_rtt_seconds', (performance.now() - t0) / 1000),
-        (e: unknown) => problems.push(`pty host: ${String(e)}`),
-      );
-      return problems;
-    },
+    ready: () =>
+      readiness([
+        { name: 'database', check: () => store.lastSequence('readyz') },
+        {
+          name: 'pty_host',
+          check: async () => {
+            const t0 = performance.now();
+            await ptyHost.host.list();
+            metrics.observe('pty_host_rtt_seconds', (performance.now() - t0) / 1000);
+          },
+        },
+      ]),
     renderMetrics: async () => metrics.render(await hub.stats()),
   });
 

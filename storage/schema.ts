@@ -38,6 +38,8 @@ export const sessions = sqliteTable(
     exitCode: integer('exit_code'),
     closeReason: text('close_reason'),
     createdBy: text('created_by'),
+    /** Someone has joined it: the first joiner of a session that never had a member is controller (docs/protocol.md §5.1). */
+    hadMember: integer('had_member', { mode: 'boolean' }).notNull().default(false),
     /** Highest committed log sequence; survives a log pruned down to nothing. */
     currentSequence: integer('current_sequence').notNull().default(0),
     /**

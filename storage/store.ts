@@ -176,6 +176,7 @@ export class LibsqlStore implements Store {
       cols: patch.cols,
       rows: patch.rows,
       closedAt: patch.closedAt,
+      hadMember: patch.hadMember,
       exitCode: patch.exitCode,
       closeReason: patch.closeReason,
     };

@@ -268,6 +268,19 @@ describe('REST and AgentCard', () => {
     const badClass = await fetch(`${server.origin}/agents/local/sessions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ session_class: 'managed' }) });
     expect(await badClass.json()).toMatchObject({ error: { code: 'session_class.not_implemented' } });
 
+    // REST error codes are one letter case: lower snake_case, a reason's dots included.
+    const codes = await Promise.all(
+      [
+        fetch(`${server.origin}/agents/local/sessions`),
+        fetch(`${server.origin}/agents/local/sessions/not-a-session`, { headers: auth }),
+        fetch(`${server.origin}/agents/local/sessions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"label": 5}' }),
+        fetch(`${server.origin}/agents/local/sessions/${s.session_id}/attach`, { headers: auth }),
+        fetch(`${server.origin}/metrics`),
+        fetch(`${server.origin}/agents/local/sessions?token=${token}`, { headers: auth }),
+      ].map(async (r) => ((await (await r).json()) as { error: { code: string } }).error.code),
+    );
+    expect(codes).toEqual(['unauthenticated', 'not_found', 'invalid_request', 'upgrade_required', 'unauthenticated', 'invalid_request']);
+
     // A body past 1 MiB is refused as it arrives, sent whole or in chunks without a length: a
     // stored record is read back by every list and every creation's count.
     const post = (body: BodyInit, path = '') => fetch(`${server.origin}/agents/local/sessions${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);

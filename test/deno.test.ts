@@ -190,7 +190,7 @@ describe('the router on Deno (deno task start)', () => {
     expect(await TestClient.refusedStatus(`${router.attachUrl}?token=${router.token}`, { token: router.token })).toBe(400);
     expect(await refusedUpgrade(router.attachUrl, { 'sec-websocket-protocol': 'pty-ws.v1', authorization: 'Bearer not-the-token' })).toEqual({
       status: 401,
-      body: { error: { code: 'UNAUTHENTICATED', message: 'unknown bearer token' } },
+      body: { error: { code: 'unauthenticated', message: 'unknown bearer token' } },
     });
   });
 
@@ -211,7 +211,7 @@ describe('the router on Deno (deno task start)', () => {
     expect(list.status).toBe(200);
     expect(JSON.stringify(await list.json())).toContain(/sessions\/([0-9a-f-]{36})\//.exec(router.attachUrl)![1]);
     const ready = await fetch(`${router.origin}/readyz`);
-    expect(await ready.json()).toEqual({ status: 'ready' });
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', pty_host: 'ok' } });
     const metrics = await (await fetch(`${router.origin}/metrics`, { headers: auth })).text();
     expect(metrics).toMatch(/^pty_ws_frames_in_total\{kind="text"\} [1-9]/m);
     expect(metrics).toMatch(/^pty_ws_attached_clients/m);
@@ -272,18 +272,35 @@ describe('the PTY host of the Deno router', () => {
   }, 60_000);
 });
 
-describe('keepalive on Deno (idleTimeout)', () => {
+describe('keepalive on Deno, as on Node', () => {
   let router: DenoRouter;
   beforeAll(async () => {
-    router = await startDenoRouter({ PTY_WS_PONG_TIMEOUT_MS: '1000' });
+    router = await startDenoRouter({ PTY_WS_PING_INTERVAL_MS: '1500', PTY_WS_PONG_TIMEOUT_MS: '4000' });
   }, 90_000);
   afterAll(() => router?.cleanUp());
 
-  it('reaps a client that stops answering Pings (close 1001) and releases its role; one that answers stays', async () => {
+  it('pings every interval, a client that keeps talking too', async () => {
+    const talker = new WebSocket(router.attachUrl, ['pty-ws.v1'], { headers: { authorization: `Bearer ${router.token}` } });
+    let pings = 0;
+    talker.on('ping', () => pings++);
+    await new Promise<void>((resolve, reject) => {
+      talker.once('open', () => resolve());
+      talker.once('error', reject);
+    });
+    // A frame every 200 ms: Deno's own idle timer would never see silence, and never ping.
+    const chatter = setInterval(() => talker.send(JSON.stringify({ op: 'ping', id: `c${Date.now()}`, ts: new Date().toISOString(), payload: {} })), 200);
+    await new Promise((r) => setTimeout(r, 5_000));
+    clearInterval(chatter);
+    expect(pings).toBeGreaterThanOrEqual(2);
+    expect(talker.readyState).toBe(WebSocket.OPEN);
+    talker.close();
+  }, 30_000);
+
+  it('reaps a client that stops answering Pings with close 1011 and releases its role; one that answers stays', async () => {
     const mute = new WebSocket(router.attachUrl, ['pty-ws.v1'], { headers: { authorization: `Bearer ${router.token}` }, autoPong: false });
     let pinged = false;
     mute.on('ping', () => (pinged = true));
-    const closed = new Promise<number>((resolve) => mute.once('close', (code) => resolve(code)));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => mute.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
     await new Promise<void>((resolve, reject) => {
       mute.once('open', () => resolve());
       mute.once('error', reject);
@@ -294,11 +311,11 @@ describe('keepalive on Deno (idleTimeout)', () => {
     await alive2.join({ role: 'observer', client_label: 'answers' });
     await alive2.waitForFrame((f) => f.payload.kind === 'MembershipChanged' && JSON.stringify(f.payload.controllers).includes('mute'), 'the mute controller in the membership');
 
-    expect(await closed).toBe(1001);
+    expect(await closed).toEqual({ code: 1011, reason: 'no Pong within 4000 ms' });
     expect(pinged).toBe(true);
     await alive2.waitForFrame((f) => f.payload.kind === 'MembershipChanged' && !JSON.stringify(f.payload).includes('mute'), 'the mute controller gone from the membership');
-    // Several idle timeouts later, the client that answers Pings is still attached.
-    await new Promise((r) => setTimeout(r, 2500));
+    // Well past the Pong timeout, the client that answers Pings is still attached.
+    await new Promise((r) => setTimeout(r, 5_000));
     expect(alive2.closed).toBeNull();
     const id = alive2.send('ping', { client_ts: 'still-here' });
     await alive2.waitForFrame((f) => f.op === 'pong' && f.id === id, 'pong');

@@ -55,6 +55,7 @@ function session(instanceId: string, createdAt: string): SessionRecord {
     exitCode: null,
     closeReason: null,
     createdBy: null,
+    hadMember: false,
   };
 }
 

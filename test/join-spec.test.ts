@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClient, type Frame } from './helpers/client.ts';
 import { startTestServer, stopWithMultiplexers, type TestServer } from './helpers/server.ts';
 import { newToken, writeTokenFile, type TestToken } from './helpers/tokens.ts';
+import { until } from './helpers/wait.ts';
 
 const alice: TestToken = { token: newToken(), principal: 'alice', scopes: ['pty:control'] };
 const olga: TestToken = { token: newToken(), principal: 'olga', scopes: ['pty:observe'] };
@@ -118,21 +119,55 @@ describe('process-start fields on pty.join_session', () => {
     }
   });
 
-  it("once started, a join's fields must match what runs: the same are accepted, others are INVALID_REQUEST", async () => {
+  it("once started, a join's process-start fields are ignored and listed in RoleAssigned.ignored_fields (DECISIONS §20)", async () => {
     const s = await server.createSession({ argv: ['/bin/sh', '-c', 'echo started; sleep 30'], cwd: '/tmp', env: { FOO: 'bar' } }, alice.token);
     const first = await joinResult(s.attach_url, alice.token, { role: 'controller' });
     await shows(first.client, 'started');
-    const same = await joinResult(s.attach_url, alice.token, { role: 'observer', argv: ['/bin/sh', '-c', 'echo started; sleep 30'], cwd: '/tmp', env: { FOO: 'bar' } });
-    expect(same.end.payload.kind).toBe('Keyframe');
-    for (const fields of [{ argv: ['/bin/sh'] }, { cwd: '/' }, { env: { FOO: 'baz' } }]) {
-      const other = await joinResult(s.attach_url, alice.token, { role: 'observer', ...fields });
-      expect(other.end.payload).toMatchObject({ code: 'INVALID_REQUEST' });
-      expect(String(other.end.payload.message)).toMatch(/already started/);
+    expect(first.frames.find((f) => f.payload.kind === 'RoleAssigned')!.payload.ignored_fields).toBeUndefined();
+    // Any principal, observe-only included: the fields cannot change what runs, so they refuse nothing.
+    for (const [who, fields] of [
+      [alice, { argv: ['/bin/sh'], cwd: '/', env: { FOO: 'baz' } }],
+      [bob, { command: 'id', working_dir: '/root' }],
+      [olga, { argv: ['/usr/bin/id'], env: { LD_PRELOAD: '/tmp/evil.so' } }],
+    ] as const) {
+      const other = await joinResult(s.attach_url, who.token, { role: 'observer', ...fields });
+      expect(other.end.payload.kind, who.principal).toBe('Keyframe');
+      const role = other.frames.find((f) => f.payload.kind === 'RoleAssigned')!;
+      expect(role.payload, who.principal).toMatchObject({ role: 'observer' });
+      expect([...(role.payload.ignored_fields as string[])].sort(), who.principal).toEqual(Object.keys(fields).sort());
       other.client.close();
     }
     expect(await record(s.session_id)).toMatchObject({ argv: ['/bin/sh', '-c', 'echo started; sleep 30'], cwd: '/tmp' });
     first.client.close();
-    same.client.close();
+  });
+
+  it("binding §5.1.1's own example join works on a running session; a backend other than its own is still refused", async () => {
+    const s = await server.createSession({}, alice.token);
+    const first = await joinResult(s.attach_url, alice.token, { role: 'controller' });
+    expect(first.end.payload.kind).toBe('Keyframe');
+    const example = { session_backend: 'native', session_class: 'direct', argv: ['/bin/bash', '-l'], cwd: '/workspace', env: { TERM: 'xterm-256color' }, terminal_size: { cols: 132, rows: 43 } };
+    const joined = await joinResult(s.attach_url, bob.token, { role: 'observer', ...example });
+    expect(joined.end.payload.kind).toBe('Keyframe');
+    expect(joined.frames.find((f) => f.payload.kind === 'RoleAssigned')!.payload).toMatchObject({ role: 'observer', ignored_fields: ['argv', 'cwd', 'env'] });
+    joined.client.close();
+    const other = await joinResult(s.attach_url, bob.token, { role: 'observer', ...example, session_backend: 'tmux', session_class: 'managed' });
+    expect(other.end.payload).toMatchObject({ code: 'INVALID_REQUEST', a2a_error: { data: [{ metadata: { reason: 'session_backend.mismatch' } }] } });
+    other.client.close();
+    first.client.close();
+  });
+
+  it('an ended session: a backend this server does not run is session_backend.not_implemented, process-start fields are ignored', async () => {
+    const s = await server.createSession({ command: 'echo bye' }, alice.token);
+    const first = await joinResult(s.attach_url, alice.token, { role: 'controller' });
+    await first.client.waitForClose();
+    await until(async () => (await record(s.session_id)).state === 'closed', 'the session to end');
+    const unsupported = await joinResult(s.attach_url, alice.token, { role: 'observer', session_backend: 'zellij' });
+    expect(unsupported.end.payload).toMatchObject({ code: 'UNSUPPORTED_OPERATION', reason: 'session_backend.not_implemented' });
+    unsupported.client.close();
+    const ended = await TestClient.connect(s.attach_url, { token: bob.token });
+    await ended.join({ role: 'observer', command: 'id', env: { A: 'b' } });
+    await ended.waitForClose();
+    expect(ended.frames().find((f) => f.payload.kind === 'RoleAssigned')!.payload).toMatchObject({ role: 'observer', ignored_fields: ['command', 'env'] });
   });
 
   it("the server's default session: a control token cannot choose what it runs", async () => {

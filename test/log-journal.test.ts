@@ -51,6 +51,7 @@ const record = (id: string): SessionRecord => ({
   exitCode: null,
   closeReason: null,
   createdBy: null,
+  hadMember: false,
 });
 
 const entry = (sessionId: string, sequence: number, text = `out-${sequence}`): LogEntry => ({

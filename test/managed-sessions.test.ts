@@ -224,4 +224,27 @@ describe('router restart', () => {
     expect(await rest.delete(s.session_id)).toBe(202);
     await b.c.waitForClose();
   });
+  it('a session is fresh only if it never had a member: after a restart the first rejoiner gets the role it asks for', async () => {
+    const joinedBefore = await rest.create({ session_backend: 'tmux', command: 'PS1="mux$ " exec /bin/sh' });
+    const neverJoined = await rest.create({ session_backend: 'tmux', command: 'PS1="mux$ " exec /bin/sh' });
+    const a = await joined(joinedBefore.attach_url);
+    await waitForText(a.c, 'mux$');
+    a.c.close();
+    const { dir, config } = server;
+    await server.stop({ keepDir: true });
+    server = await startTestServer({}, {}, { dir, overrides: { ptyHostLossGraceMs: config.ptyHostLossGraceMs } });
+    rest = new Rest(server.origin, server.devToken);
+
+    // `pty-ws attach --observe` reconnecting first: it had a controller before, so it stays an observer.
+    const watcher = await joined(server.attachUrl(joinedBefore.session_id), { role: 'observer' });
+    expect(watcher.frames.find((f) => f.payload.kind === 'RoleAssigned')!.payload).toMatchObject({ role: 'observer' });
+    watcher.c.send('pty.session_input', { data: b64('echo typed-by-an-observer\r') });
+    expect((await watcher.c.waitForFrame((f) => f.op === 'Error', 'the refusal')).payload).toMatchObject({ code: 'PERMISSION_DENIED' });
+    watcher.c.close();
+    // Never joined: its first joiner is controller whatever it asked (pty-extensions §3).
+    const first = await joined(server.attachUrl(neverJoined.session_id), { role: 'observer' });
+    expect(first.frames.find((f) => f.payload.kind === 'RoleAssigned')!.payload).toMatchObject({ role: 'controller' });
+    first.c.close();
+    for (const s of [joinedBefore, neverJoined]) expect(await rest.delete(s.session_id)).toBe(202);
+  });
 });

@@ -60,8 +60,31 @@ describe('GET /healthz and /readyz', () => {
       res = await fetch(`${server.origin}/readyz`);
     }
     expect(res.status).toBe(503);
-    expect(JSON.stringify(await res.json())).toMatch(/pty host/);
+    expect(((await res.json()) as { checks: Record<string, string> }).checks).toMatchObject({ database: 'ok', pty_host: expect.not.stringMatching(/^ok$/) });
     expect((await fetch(`${server.origin}/healthz`)).status).toBe(200);
+  });
+
+  it('readyz reports each check, and a PTY host that hangs is not ready within its probe time; healthz stays alive', async () => {
+    server = await startTestServer();
+    const ready = await fetch(`${server.origin}/readyz`);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', pty_host: 'ok' } });
+    const hostPid = server.ptyHostPid()!;
+    // Stopped, not dead: its socket stays open and nothing answers on it.
+    process.kill(hostPid, 'SIGSTOP');
+    try {
+      const res = await fetch(`${server.origin}/readyz`, { signal: AbortSignal.timeout(5_000) });
+      expect(res.status).toBe(503);
+      const body = (await res.json()) as { status: string; checks: Record<string, string> };
+      expect(body.status).toBe('unavailable');
+      expect(body.checks.database).toBe('ok');
+      expect(body.checks.pty_host).toMatch(/did not answer within/);
+      expect((await fetch(`${server.origin}/healthz`, { signal: AbortSignal.timeout(2_000) })).status).toBe(200);
+    } finally {
+      process.kill(hostPid, 'SIGCONT');
+    }
+    const deadline = Date.now() + 15_000;
+    while ((await fetch(`${server.origin}/readyz`)).status !== 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect((await fetch(`${server.origin}/readyz`)).status).toBe(200);
   });
 });
 

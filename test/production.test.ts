@@ -145,6 +145,13 @@ describe('production behind a trusted TLS proxy, with Origins and limits', () =>
     const card = (await (await fetch(`${server.origin}/.well-known/agent-card.json`, { headers: https })).json()) as { bindings: Array<{ endpoint: string }> };
     expect(card.bindings[0]!.endpoint).toMatch(/^wss:\/\//);
     expect((await fetch(`${server.origin}/healthz`)).status).toBe(200);
+    // Fetched over plain HTTP the cards still name only wss:// and https://: this server refuses the rest.
+    for (const path of ['/.well-known/agent-card.json', '/fleet/.well-known/agent-card.json']) {
+      const plain = (await (await fetch(`${server.origin}${path}`)).json()) as { supportedInterfaces: Array<{ url: string }>; bindings?: Array<{ endpoint: string }>; provider: { url: string } };
+      expect(plain.supportedInterfaces.map((i) => i.url.replace(/:.*/, '')), path).toEqual(plain.supportedInterfaces.map((i) => (i.url.startsWith('ws') ? 'wss' : 'https')));
+      expect(plain.provider.url, path).toMatch(/^https:\/\//);
+      if (plain.bindings) expect(plain.bindings[0]!.endpoint, path).toMatch(/^wss:\/\//);
+    }
     const c = await TestClient.connect(url, { token: ann.token, headers: https });
     await c.waitForFrame((f) => f.op === 'binding_hello', 'hello through the proxy');
     c.close();

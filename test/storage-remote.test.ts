@@ -36,6 +36,7 @@ const session: SessionRecord = {
   exitCode: null,
   closeReason: null,
   createdBy: null,
+  hadMember: false,
 };
 
 const frame = (sequence: number): LogEntry => ({

@@ -41,6 +41,7 @@ function session(id: string, overrides: Partial<SessionRecord> = {}): SessionRec
     exitCode: null,
     closeReason: null,
     createdBy: 'alice',
+    hadMember: false,
     ...overrides,
   };
 }

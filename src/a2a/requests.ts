@@ -33,7 +33,11 @@ export const GetTaskRequest = v.object({ tenant: Tenant, id: TaskId, historyLeng
 /** CancelTask and SubscribeToTask. */
 export const TaskIdRequest = v.object({ tenant: Tenant, id: TaskId, metadata: Metadata });
 
-export const ListTasksRequest = v.object({
+/** A key ListTasks does not know is refused: dropped, a filter such as `context_id` would widen the answer to everything. */
+const unknownKey = (issue: v.StrictObjectIssue) => (issue.expected === 'never' ? `unknown key (ListTasks takes ${LIST_KEYS})` : 'params must be an object');
+const LIST_KEYS = 'tenant, contextId, status, pageSize, pageToken, historyLength, statusTimestampAfter, includeArtifacts';
+
+export const ListTasksRequest = v.strictObject({
   tenant: Tenant,
   contextId: v.optional(v.string()),
   status: v.optional(v.picklist(TASK_STATES, `status must be one of ${TASK_STATES.join(', ')}`)),
@@ -42,7 +46,7 @@ export const ListTasksRequest = v.object({
   historyLength: v.optional(Count('historyLength')),
   statusTimestampAfter: v.optional(v.pipe(v.string(), v.check((s) => !Number.isNaN(Date.parse(s)), 'statusTimestampAfter must be an ISO-8601 timestamp'))),
   includeArtifacts: v.optional(v.boolean('includeArtifacts must be a boolean')),
-});
+}, unknownKey);
 export type ListTasksRequest = v.InferOutput<typeof ListTasksRequest>;
 
 /** A2A's invalid-params error (JSON-RPC -32602, HTTP 400): the request is well formed, its params are not. */

@@ -41,6 +41,10 @@ export function jsonRpcHttpStatus(err: BindingError): number {
   return [401, 403, 429, 500].includes(err.info.http) ? err.info.http : 200;
 }
 
+/** Statuses that say more than the binding code's, for an HTTP status a route names itself. */
+const STATUS_BY_HTTP: Record<number, string> = { 404: 'NOT_FOUND', 405: 'UNIMPLEMENTED' };
+
+/** The HTTP+JSON binding's error body (google.rpc.Status) and its HTTP status. */
 export function restErrorBody(err: BindingError): { error: { code: number; status: string; message: string; details: A2AError['data'] } } {
-  return { error: { code: err.info.http, status: STATUS_NAME[err.code], message: err.message, details: jsonRpcError(err).data } };
+  return { error: { code: err.httpStatus, status: STATUS_BY_HTTP[err.httpStatus] ?? STATUS_NAME[err.code], message: err.message, details: jsonRpcError(err).data } };
 }

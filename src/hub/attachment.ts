@@ -22,6 +22,7 @@ import { opContext, type OpConnection } from './op-context.ts';
 import { Member } from './member.ts';
 import { helloSessionHost } from './session-host.ts';
 import { unicast } from './wire.ts';
+import { CLOSE } from '../protocol/close-codes.ts';
 
 /** What an attachment needs of the hub that made it. */
 export interface AttachmentHost {
@@ -113,14 +114,14 @@ export class Attachment {
   goodbye(reason: string): void {
     if (this.ended) return;
     this.conn.sendText(this.goodbyeFrame(reason));
-    this.conn.close(1000, reason);
+    this.conn.close(CLOSE.goodbye, reason);
     this.onClose();
   }
 
   private async open(): Promise<void> {
     const s = await this.hub.live(this.sessionId);
     if (!s) {
-      this.fatal(null, new BindingError('INVALID_REQUEST', `session ${this.sessionId} not found`, { fatal: true, closeCode: 4404 }));
+      this.fatal(null, new BindingError('INVALID_REQUEST', `session ${this.sessionId} not found`, { fatal: true, closeCode: CLOSE.sessionGone }));
       return;
     }
     this.session = s;

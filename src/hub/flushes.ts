@@ -38,25 +38,28 @@ export interface FlushContext extends StarterContext {
 /** A join: checked, given a role, the process started if need be, then the flush (docs/protocol.md §5.4, §6.1). */
 export async function join(ctx: FlushContext, member: Member, req: JoinSession, replayFrom: ReplayFrom, requestId: string): Promise<void> {
   const record = ctx.lifecycle.record;
-  if (record.state === 'running') checkJoinBackend(ctx.deps.sessionHost, record, req);
-  checkJoinSpec(record, req, member.rights, ctx.deps.config);
+  // A session that has started (or ended) runs on one backend: the join is checked against what
+  // this server runs first (session_backend.not_implemented), then against that one.
+  if (record.state !== 'created') checkJoinBackend(ctx.deps.sessionHost, record, req);
+  const ignored = checkJoinSpec(record, req, member.rights, ctx.deps.config);
   if (!ctx.lifecycle.ended) {
-    const decision = ctx.members.decide(member, req.role);
+    const decision = ctx.members.decide(member, req.role, !record.hadMember);
     const before = ctx.log.current;
     await ctx.lifecycle.ensureStarted(req, decision.firstController, processStarter(ctx));
     // The start may have seen the process end already.
-    if (!ctx.lifecycle.ended) return joinLive(ctx, member, decision, { from: replayFrom, maxBytes: req.replay_max_bytes }, requestId);
+    if (!ctx.lifecycle.ended) return joinLive(ctx, member, { ...decision, ignored }, { from: replayFrom, maxBytes: req.replay_max_bytes }, requestId);
     // The process ended while it was starting: show this joiner everything it printed.
     replayFrom ??= before;
   }
-  return joinEnded(ctx, member, { from: replayFrom, maxBytes: req.replay_max_bytes }, requestId);
+  return joinEnded(ctx, member, ignored, { from: replayFrom, maxBytes: req.replay_max_bytes }, requestId);
 }
 
 /** RoleAssigned → replay → the join's MembershipChanged → Keyframe → what was held (docs/protocol.md §6.1). */
-async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecision, replay: Replay, requestId: string): Promise<void> {
+async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecision & { ignored: string[] }, replay: Replay, requestId: string): Promise<void> {
   const { clock } = ctx.deps;
   member.hold();
   ctx.members.admit(member, decision.role);
+  ctx.lifecycle.joined();
   member.sendUnicast(unicast.role(member.clientId, decision, ctx.log.current, clock.now(), requestId));
   auditMember(ctx.deps.logger, ctx.id, member, 'audit.attach', { role: decision.role, downgraded: decision.downgraded, reason: decision.reason, replay_from: replay.from ?? undefined });
 
@@ -93,11 +96,11 @@ function cut(pending: Promise<ScreenSnapshot> | null): Promise<ScreenSnapshot | 
 }
 
 /** An ended session can still be read: the frames asked for (at least its Closed), its last screen, goodbye. */
-async function joinEnded(ctx: FlushContext, member: Member, replay: Replay, requestId: string): Promise<void> {
+async function joinEnded(ctx: FlushContext, member: Member, ignored: string[], replay: Replay, requestId: string): Promise<void> {
   const { clock } = ctx.deps;
   const last = ctx.log.current;
   member.role = 'observer';
-  member.sendUnicast(unicast.role(member.clientId, { role: 'observer', downgraded: false, reason: 'the session has ended' }, last, clock.now(), requestId));
+  member.sendUnicast(unicast.role(member.clientId, { role: 'observer', downgraded: false, reason: 'the session has ended', ignored }, last, clock.now(), requestId));
   auditMember(ctx.deps.logger, ctx.id, member, 'audit.attach', { role: 'observer', session_state: 'closed', replay_from: replay.from ?? undefined });
   ctx.lifecycle.reading(true);
   try {

@@ -1,14 +1,15 @@
-// Who may decide what a session runs (docs/security.md, item 1). A join's process-start fields
-// (argv, command, cwd, env, backend, class) are a control act: they start a program. They are
-// checked against the session's recorded spec before any role is assigned or process started:
-// - a principal with only pty:observe may send none of them;
-// - once the process has started, they must match what it was started with;
-// - before it starts, they may change the creator's spec only for the creator or pty:admin.
+// Who may decide what a session runs (docs/protocol.md §5.4, docs/security.md item 1).
+// A join's process-start fields (argv, command, cwd, env) ask to start a program:
+// - on a session whose program has started (or ended) they cannot change it: they are ignored, and
+//   RoleAssigned lists them, whoever sent them;
+// - before it starts they are a control act: a principal with only pty:observe may send none of
+//   them, and only the creator or pty:admin may change the creator's spec.
+// The backend and class are part of the spec before the start too; once the session has started,
+// checkJoinBackend (session-host.ts) holds a join to what it runs on.
 import { BindingError } from '../errors.ts';
 import type { SessionHostFields } from '../protocol/pty-payloads.ts';
 import type { SessionRecord } from '../ports.ts';
 
-/** What a joining connection's principal may do to a session's spec. */
 /** The server's defaults for what a session runs. */
 export interface SpawnDefaults {
   defaultShell: string;
@@ -81,9 +82,13 @@ function changes(record: SessionRecord, join: SessionHostFields, d: Pick<SpawnDe
   return changed;
 }
 
-/** Throws PERMISSION_DENIED or INVALID_REQUEST when this join may not ask for what it asks. */
-export function checkJoinSpec(record: SessionRecord, join: SessionHostFields, who: JoinRights, d: Pick<SpawnDefaults, 'defaultShell' | 'defaultCwd'>): void {
+/**
+ * Throws PERMISSION_DENIED when this join may not ask for what it asks; returns the process-start
+ * fields it names that are ignored because the session's program has started already.
+ */
+export function checkJoinSpec(record: SessionRecord, join: SessionHostFields, who: JoinRights, d: Pick<SpawnDefaults, 'defaultShell' | 'defaultCwd'>): string[] {
   const named = namedProcessFields(join);
+  if (record.state !== 'created') return named;
   const changed = changes(record, join, d);
   if (!who.mayControl && (named.length > 0 || changed.length > 0)) {
     const fields = [...new Set([...named, ...changed])].join(', ');
@@ -91,20 +96,15 @@ export function checkJoinSpec(record: SessionRecord, join: SessionHostFields, wh
       metadata: { reason: 'join.process_fields_need_control', fields },
     });
   }
-  if (changed.length === 0) return;
-  const fields = changed.join(', ');
-  if (record.state !== 'created') {
-    throw new BindingError('INVALID_REQUEST', `session ${record.id} has already started; a join cannot change its ${fields} (join without them, or create a new session)`, {
-      metadata: { reason: 'session_spec.mismatch', fields },
-    });
-  }
   const isCreator = record.createdBy !== null && record.createdBy === who.principalId;
-  if (!isCreator && !who.mayAdmin) {
+  if (changed.length > 0 && !isCreator && !who.mayAdmin) {
+    const fields = changed.join(', ');
     const creator = record.createdBy === null ? 'the server' : `principal ${JSON.stringify(record.createdBy)}`;
     throw new BindingError('PERMISSION_DENIED', `session ${record.id} was created by ${creator}: only its creator or a pty:admin principal may change its ${fields} (join without them to run what it was created with)`, {
       metadata: { reason: 'session_spec.not_creator', fields },
     });
   }
+  return [];
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {

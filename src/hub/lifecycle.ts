@@ -128,6 +128,13 @@ export class Lifecycle {
     return true;
   }
 
+  /** A member was admitted: from now on the session is not fresh, after a router restart too. */
+  joined(): void {
+    if (this.rec.hadMember) return;
+    this.rec = { ...this.rec, hadMember: true };
+    void this.persist({ hadMember: true });
+  }
+
   resized(cols: number, rows: number): void {
     this.rec = { ...this.rec, cols, rows };
     void this.persist({ cols, rows });

@@ -5,6 +5,7 @@ import type { ClientConnection, Logger } from '../ports.ts';
 import type { Role } from '../protocol/pty-payloads.ts';
 import type { JoinRights } from './join-spec.ts';
 import type { LogFrame } from './types.ts';
+import { CLOSE } from '../protocol/close-codes.ts';
 
 export interface LagPolicy {
   /** Bytes queued on the socket beyond which Output is dropped for this connection. */
@@ -161,7 +162,7 @@ export class Member {
     }
     this.dispose();
     this.conn.sendText(this.goodbyeFrame(reason));
-    this.conn.close(1000, reason);
+    this.conn.close(CLOSE.goodbye, reason);
   }
 
   dispose(): void {

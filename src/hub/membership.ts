@@ -12,24 +12,23 @@ export class Membership {
   private readonly members = new Map<string, Member>();
   /** Agents with work in the session (the task runner's list): shown, never counted against capacity. */
   private agents: readonly AgentPresence[] = [];
-  /** Whether anyone has joined yet (as far as this router saw): the first joiner becomes controller. */
-  private joinedBefore = false;
-
   constructor(private readonly limits: Pick<Config, 'maxControllers' | 'maxObservers'>) {}
 
   get size(): number {
     return this.members.size;
   }
 
-  /** The role a joining member gets; throws (RATE_LIMITED, PERMISSION_DENIED) when it cannot join. */
-  decide(member: Member, requested: Role): RoleDecision & { firstController: boolean } {
+  /**
+   * The role a joining member gets; throws (RATE_LIMITED, PERMISSION_DENIED) when it cannot join.
+   * `fresh`: the session never had a member, by its record (so across router restarts too).
+   */
+  decide(member: Member, requested: Role, fresh: boolean): RoleDecision & { firstController: boolean } {
     const counts = this.counts();
-    const decision = assignRole({ requested, mayControl: member.mayControl, fresh: !this.joinedBefore, ...counts, ...this.limits });
+    const decision = assignRole({ requested, mayControl: member.mayControl, fresh, ...counts, ...this.limits });
     return { ...decision, firstController: decision.role === 'controller' && counts.controllers === 0 };
   }
 
   admit(member: Member, role: Role): void {
-    this.joinedBefore = true;
     member.role = role;
     this.members.set(member.clientId, member);
   }

@@ -45,5 +45,6 @@ export function newSessionRecord(
     exitCode: null,
     closeReason: null,
     createdBy: o.createdBy,
+    hadMember: false,
   };
 }

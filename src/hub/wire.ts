@@ -59,8 +59,10 @@ function keyframePayload(snap: ScreenSnapshot): KeyframePayload {
 
 /** A frame for one connection (docs/protocol.md §3.1): not logged, numbered with `sequence`. */
 export const unicast = {
-  role(clientId: string, d: RoleDecision, sequence: number, now: number, id: string): string {
-    return ptyFrameJson({ kind: 'RoleAssigned', role: d.role, client_id: clientId, downgraded: d.downgraded || undefined, reason: d.reason || undefined }, sequence, now, id);
+  /** `ignored`: the join's process-start fields that could not apply (the program had started). */
+  role(clientId: string, d: RoleDecision & { ignored?: string[] }, sequence: number, now: number, id: string): string {
+    const ignored = d.ignored?.length ? d.ignored : undefined;
+    return ptyFrameJson({ kind: 'RoleAssigned', role: d.role, client_id: clientId, downgraded: d.downgraded || undefined, reason: d.reason || undefined, ignored_fields: ignored }, sequence, now, id);
   },
   keyframe(snap: ScreenSnapshot, sequence: number, now: number, id?: string): string {
     return ptyFrameJson(keyframePayload(snap), sequence, now, id);

@@ -133,13 +133,19 @@ export type SendMessagePayload = v.InferOutput<typeof SendMessagePayload>;
 
 export const GetTaskPayload = v.object({ task_id: Id('task_id'), history_length: v.optional(v.nullable(HistoryLength)) });
 
-export const ListTasksPayload = v.object({
-  page_size: v.optional(v.nullable(v.pipe(v.number('page_size must be a number'), v.integer(), v.minValue(1, 'page_size must be 1..100'), v.maxValue(100, 'page_size must be 1..100')))),
-  page_token: v.optional(v.nullable(v.string())),
-  filter: v.optional(v.nullable(v.object({ status: v.optional(v.picklist(TASK_STATES, `filter.status must be one of ${TASK_STATES.join(', ')}`)) }))),
-  history_length: v.optional(v.nullable(HistoryLength)),
-  include_artifacts: v.optional(v.nullable(v.boolean())),
-});
+/** ListTasks refuses keys it does not know (a dropped filter would answer every task): parsePayload makes them A2A invalid params. */
+const listKeys = (keys: string) => (issue: v.StrictObjectIssue) => (issue.expected === 'never' ? `unknown key (it takes ${keys})` : 'must be an object');
+
+export const ListTasksPayload = v.strictObject(
+  {
+    page_size: v.optional(v.nullable(v.pipe(v.number('page_size must be a number'), v.integer(), v.minValue(1, 'page_size must be 1..100'), v.maxValue(100, 'page_size must be 1..100')))),
+    page_token: v.optional(v.nullable(v.string())),
+    filter: v.optional(v.nullable(v.strictObject({ status: v.optional(v.picklist(TASK_STATES, `filter.status must be one of ${TASK_STATES.join(', ')}`)) }, listKeys('status')))),
+    history_length: v.optional(v.nullable(HistoryLength)),
+    include_artifacts: v.optional(v.nullable(v.boolean())),
+  },
+  listKeys('page_size, page_token, filter, history_length, include_artifacts'),
+);
 export type ListTasksPayload = v.InferOutput<typeof ListTasksPayload>;
 
 /** CancelTask, SubscribeToTask and Unsubscribe. */

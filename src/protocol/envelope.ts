@@ -1,6 +1,6 @@
 // The binding's frame envelope (docs/protocol.md §2): one JSON object per TEXT frame.
 import * as v from 'valibot';
-import { BindingError } from '../errors.ts';
+import { A2A_ERRORS, BindingError } from '../errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -53,8 +53,11 @@ export function decodeClientFrame(text: string): { ok: true; frame: ClientEnvelo
 /** The frame's payload checked against its op's schema, or INVALID_REQUEST naming the first problem. */
 export function parsePayload<T extends v.GenericSchema>(schema: T, f: ClientEnvelope): v.InferOutput<T> {
   const r = v.safeParse(schema, f.payload);
-  if (!r.success) throw new BindingError('INVALID_REQUEST', `${f.op}: ${describeIssue(r.issues[0])}`);
-  return r.output;
+  if (r.success) return r.output;
+  const issue = r.issues[0];
+  // A key a strict payload does not know: the request is well formed, its params are not (A2A's invalid params).
+  const unknownKey = issue.type === 'strict_object' && issue.expected === 'never';
+  throw new BindingError('INVALID_REQUEST', `${f.op}: ${describeIssue(issue)}`, unknownKey ? { a2a: A2A_ERRORS.invalidParams } : {});
 }
 
 /** "payload.rows: ..." — the first issue with its path, readable by a client author. */

@@ -32,6 +32,8 @@ export const RoleAssignedPayload = v.object({
   client_id: v.string(),
   downgraded: v.optional(v.boolean()),
   reason: v.optional(v.string()),
+  /** The join's process-start fields that did not apply: the session's program had started (docs/protocol.md §5.4). */
+  ignored_fields: v.optional(v.array(v.string())),
 });
 export const MembershipLists = v.object({ controllers: v.array(Member), observers: v.array(Member) });
 export type MembershipLists = v.InferOutput<typeof MembershipLists>;

@@ -21,6 +21,13 @@ import { terminalText } from './terminal-text.ts';
 
 const CTRL_C = new Uint8Array([0x03]);
 
+/**
+ * Task metadata keys are camelCase, as A2A's JSON is; the snake_case spellings are kept beside
+ * them for one release, for clients that read them (README, "Tasks").
+ */
+const kindMeta = (kind: 'command' | 'input') => ({ taskKind: kind, task_kind: kind });
+const exitMeta = (exitCode: number) => ({ exitCode, exit_code: exitCode });
+
 export class SessionTasks {
   private readonly runs = new Map<string, Run>();
   private readonly queue: Run[] = [];
@@ -65,7 +72,7 @@ export class SessionTasks {
     const now = this.deps.clock.now();
     const id = uuidv7(now);
     const message = { ...msg, taskId: id, contextId: this.session.id };
-    const metadata = plan.kind === 'command' ? { task_kind: 'command', command: plan.command } : { task_kind: 'input' };
+    const metadata = plan.kind === 'command' ? { ...kindMeta('command'), command: plan.command } : kindMeta('input');
     const task: Task = { id, contextId: this.session.id, status: { state: 'TASK_STATE_SUBMITTED', timestamp: new Date(now).toISOString() }, history: [message], metadata };
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
@@ -290,7 +297,7 @@ export class SessionTasks {
     const end = run?.capture?.feed(data);
     if (run && end) {
       const { exitCode } = end;
-      this.finish(run, exitCode === 0 ? 'TASK_STATE_COMPLETED' : 'TASK_STATE_FAILED', `exit status ${exitCode}`, { exit_code: exitCode }, this.outputArtifact(run));
+      this.finish(run, exitCode === 0 ? 'TASK_STATE_COMPLETED' : 'TASK_STATE_FAILED', `exit status ${exitCode}`, exitMeta(exitCode), this.outputArtifact(run));
     } else if (!run && this.queue.length > 0) {
       this.pump();
     }
@@ -324,7 +331,7 @@ export class SessionTasks {
     this.interruptTimer = null;
     const why = exitCode === null ? `the session ended (${reason})` : `the session's process exited with status ${exitCode}`;
     for (const run of [...this.runs.values()]) {
-      if (run === this.running) this.finish(run, 'TASK_STATE_FAILED', `${why} before the command finished`, exitCode === null ? {} : { exit_code: exitCode }, this.outputArtifact(run));
+      if (run === this.running) this.finish(run, 'TASK_STATE_FAILED', `${why} before the command finished`, exitCode === null ? {} : exitMeta(exitCode), this.outputArtifact(run));
       else this.finish(run, 'TASK_STATE_FAILED', `${why} before this task ran`);
     }
   }

@@ -17,7 +17,9 @@ import { databaseFilePath, readSecretFiles, securePrivateState } from '../../pri
 import { denoFileFacts } from './file-facts.ts';
 import { denoDevTokenFile } from './dev-token-file.ts';
 import { absolute, writeAll } from './io.ts';
+import { denoKeepalive } from './keepalive.ts';
 import { denoUpgradeWebSocket, wrapDenoSocket } from './ws-connection.ts';
+import { CLOSE } from '../../protocol/close-codes.ts';
 
 export interface StartOptions {
   createDefaultSession?: boolean;
@@ -37,6 +39,8 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
   if (databaseFile !== undefined) checkWalFile(config.databaseUrl, absolute(databaseFile), (file) => (denoFileFacts.stat(file) ? Deno.readFileSync(file) : undefined));
   const metrics = new PrometheusMetrics({ processMetrics: false });
   const sockets = new Set<WebSocket>();
+  const keepalive = denoKeepalive(config);
+  if (!keepalive) logger.log('warn', "this Deno's WebSocket has no idle-timer hook: keepalive falls back to Deno's idle timeout (a Ping after half of PTY_WS_PONG_TIMEOUT_MS of silence, close 1001)", { deno: Deno.version.deno });
   const router = await startRouter(config, {
     logger,
     clock: { now: Date.now },
@@ -50,11 +54,18 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     // over another worker API, which is not built (see wrangler-notes.md).
     startScreens: () => ({ create: inProcessScreens, close: () => Promise.resolve() }),
     app: {
-      upgradeWebSocket: denoUpgradeWebSocket({ maxMessageBytes: config.maxFrameBytes, idleTimeoutMs: config.pongTimeoutMs }),
-      wrapSocket: (ws, binary) => {
+      upgradeWebSocket: denoUpgradeWebSocket({ maxMessageBytes: config.maxFrameBytes, idleTimeoutSeconds: keepalive?.idleTimeoutSeconds ?? config.pongTimeoutMs / 1000 }),
+      wrapSocket: (ws, binary, onStale) => {
         const raw = ws.raw as WebSocket;
         sockets.add(raw);
-        return { ...wrapDenoSocket(raw, binary, metrics), dispose: () => sockets.delete(raw) };
+        const stopKeepalive = keepalive?.start(raw, onStale);
+        return {
+          ...wrapDenoSocket(raw, binary, metrics),
+          dispose: () => {
+            stopKeepalive?.();
+            sockets.delete(raw);
+          },
+        };
       },
       remoteAddress: (c) => (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname,
       // Requests arrive only once Deno.serve below has bound the port.
@@ -87,7 +98,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
       // while the clients get their goodbyes, and the listener closes after.
       await router.stop(() => {
         // Deno cannot drop a WebSocket without a close frame: whatever is still open gets 1001.
-        for (const ws of sockets) if (ws.readyState === WebSocket.OPEN) ws.close(1001, 'server shutting down');
+        for (const ws of sockets) if (ws.readyState === WebSocket.OPEN) ws.close(CLOSE.goingAway, 'server shutting down');
       });
       await server.shutdown();
     })());

@@ -2,12 +2,8 @@
 // subprotocol answer, a message size limit and keepalive through Deno's idle timeout.
 //
 // Differences from the Node adapter (ws), all handled here:
-// - Deno's server WebSocket cannot send a Ping on demand. Its `idleTimeout` pings after half the
-//   timeout without a frame from the client and closes the connection with 1001 when the other
-//   half passes without one (a Pong counts). We set it to PTY_WS_PONG_TIMEOUT_MS, so a dead peer
-//   is reaped within that bound as on Node; PTY_WS_PING_INTERVAL_MS has no effect on Deno (the
-//   Ping goes out after half the timeout of silence), and the reaped connection gets close 1001
-//   instead of Node's 1006.
+// - Deno's server WebSocket cannot send a Ping on demand: keepalive.ts drives its idle timer so
+//   that keepalive is Node's (a Ping every interval, close 1011 past the Pong timeout).
 // - Deno has no maximum message size option (it accepts frames up to 64 MiB and drops the
 //   connection beyond): a message over `config.maxFrameBytes` closes with 1009 once received,
 //   after Deno has buffered all of it; nothing here sees a frame before it is whole
@@ -21,20 +17,21 @@ import { defineWebSocketHelper, type UpgradeWebSocket, type WSEvents } from 'hon
 import type { Metrics } from '../../metrics.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import type { ClientConnection } from '../../ports.ts';
+import { CLOSE } from '../../protocol/close-codes.ts';
 
 const TEXT = { kind: 'text' };
 const BINARY = { kind: 'binary' };
 
 export interface DenoUpgradeOptions {
   maxMessageBytes: number;
-  /** No frame from the client for this long: the connection is closed (Deno pings at half of it). */
-  idleTimeoutMs: number;
+  /** Deno's own idle timer (keepalive.ts): it pings at half of it and closes with 1001 at the end. */
+  idleTimeoutSeconds: number;
 }
 
 export function denoUpgradeWebSocket(opts: DenoUpgradeOptions): UpgradeWebSocket<WebSocket> {
   return defineWebSocketHelper<WebSocket>(async (c: Context, events: WSEvents<WebSocket>) => {
     const selected = selectedProtocol(c.req.header('sec-websocket-protocol'));
-    const res = await honoDenoUpgrade(c, limitMessages(events, opts.maxMessageBytes), { protocol: undefined, idleTimeout: opts.idleTimeoutMs / 1000 });
+    const res = await honoDenoUpgrade(c, limitMessages(events, opts.maxMessageBytes), { protocol: undefined, idleTimeout: opts.idleTimeoutSeconds });
     if (selected) res.headers.set('sec-websocket-protocol', selected);
     return res;
   });
@@ -59,7 +56,7 @@ function limitMessages(events: WSEvents<WebSocket>, maxBytes: number): WSEvents<
     },
     onMessage: (evt, ws) => {
       if (overLimit(evt.data, maxBytes)) {
-        ws.close(1009, 'message too big');
+        ws.close(CLOSE.tooBig, 'message too big');
         return;
       }
       events.onMessage?.(evt, ws);

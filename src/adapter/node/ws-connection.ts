@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import type { Metrics } from '../../metrics.ts';
 import type { ClientConnection, HopTrace } from '../../ports.ts';
 import { socketBatch } from './socket-batch.ts';
+import { CLOSE, reapedReason } from '../../protocol/close-codes.ts';
 
 const TEXT = { kind: 'text' };
 const BINARY = { kind: 'binary' };
@@ -29,9 +30,9 @@ export function wrapNodeSocket(ctx: WSContext, binary: boolean, keepalive: Keepa
   const timer = setInterval(() => {
     if (Date.now() - lastPong > keepalive.pongTimeoutMs) {
       dispose();
-      // A close frame says why (a peer that is only slow, or a proxy, sees 1011 and not a bare
+      // A close frame says why (a peer that is only slow, or a proxy, sees CLOSE.reaped and not a bare
       // drop); a peer that answers nothing cannot hold the socket past the grace.
-      ws.close(1011, `no Pong within ${keepalive.pongTimeoutMs} ms`);
+      ws.close(CLOSE.reaped, reapedReason(keepalive.pongTimeoutMs));
       setTimeout(() => ws.terminate(), STALE_CLOSE_GRACE_MS).unref();
       onStale();
       return;
