@@ -1,6 +1,6 @@
 // REST control plane for sessions (docs/protocol.md §10); every body is typed by its schema in src/protocol/session-info.ts.
 import { Hono, type Context } from 'hono';
-import { coversSession, hasScope, type Principal, type Scope } from '../src/auth/principal.ts';
+import { coversSession, hasScope, mayEndSession, type Principal, type Scope } from '../src/auth/principal.ts';
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import { parseCreateSession } from '../src/hub/session-record.ts';
 import { createSession } from '../src/hub/session-creation.ts';
@@ -80,8 +80,8 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     const principal = c.get('principal');
     const rec = await visibleSession(c);
     if (!rec) return notFound(c);
-    if (!hasScope(principal, 'pty:admin') && !(rec.createdBy === principal.id && hasScope(principal, 'pty:control'))) {
-      throw new BindingError('PERMISSION_DENIED', 'terminating a session needs pty:admin or being its creator');
+    if (!mayEndSession(principal, rec.createdBy)) {
+      throw new BindingError('PERMISSION_DENIED', 'terminating a session needs pty:admin, or pty:control and being its creator (or the dev token)');
     }
     const outcome = await hub.kill(rec.id);
     // 202 while a process is being signalled; 200 when it is over (never started, or already ended).

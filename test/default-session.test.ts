@@ -2,6 +2,7 @@
 // is reused instead of a new one piling up at every start (issue 21).
 import { describe, expect, it } from 'vitest';
 import { TestClient } from './helpers/client.ts';
+import { Rest } from './helpers/rest.ts';
 import { startTestServer } from './helpers/server.ts';
 
 describe('the default session across restarts', () => {
@@ -21,5 +22,23 @@ describe('the default session across restarts', () => {
     const labels = ((await res.json()) as { sessions: Array<{ label: string | null }> }).sessions.map((s) => s.label);
     expect(labels).toEqual(['default', 'default']);
     await third.stop();
+  });
+});
+
+describe('ending the default session', () => {
+  it('the dev token may; a share of it may not, watch or pair', async () => {
+    const s = await startTestServer();
+    const id = s.defaultSession!.id;
+    const rest = new Rest(s.origin, s.devToken);
+    const c = await TestClient.connect(s.attachUrl(id), { token: s.devToken });
+    await c.join({ role: 'controller' });
+    c.close();
+    const shares = await Promise.all(
+      ['pty:observe', 'pty:control'].map(async (scope) => (await rest.request('POST', `/${id}/shares`, { scope })).json.token as string),
+    );
+    for (const token of shares) expect(await new Rest(s.origin, token).delete(id)).toBe(403);
+    expect(await rest.delete(id)).toBe(202);
+    await expect.poll(async () => (await rest.get(id)).state).toBe('closed');
+    await s.stop();
   });
 });

@@ -84,9 +84,10 @@ export async function setUpDevToken(policy: DevTokenPolicy, file: DevTokenFile, 
 const REREAD_MS = 1000;
 
 /**
- * The one dev principal (`dev`, pty:control), by the token's hash, compared in constant time. With
- * a file it follows rotations; open connections keep the principal they had (like a token map
- * reload). A file that became unreadable or damaged keeps the last good hash (logged once).
+ * The one dev principal (`dev`, pty:control, the operator: it may end any session), by the
+ * token's hash, compared in constant time. With a file it follows rotations; open connections keep
+ * the principal they had (like a token map reload). A file that became unreadable or damaged keeps
+ * the last good hash (logged once).
  */
 export class DevTokenAuthenticator implements Authenticator {
   readonly enforced = true;
@@ -124,7 +125,7 @@ export class DevTokenAuthenticator implements Authenticator {
   }
 
   private principal(): Principal {
-    return { id: 'dev', scopes: new Set(['pty:control']), tokenSha256: this.sha256 };
+    return { id: 'dev', scopes: new Set(['pty:control']), tokenSha256: this.sha256, operator: true };
   }
 
   private async matches(token: string): Promise<boolean> {

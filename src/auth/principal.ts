@@ -21,6 +21,12 @@ export interface Principal {
    * share, its root minter's (docs/sharing.md). Absent for JWTs and certificates: they end at `expiresAt`.
    */
   tokenSha256?: string;
+  /**
+   * The local operator's principal (the dev token of `pty-ws start`/`serve`): it may end every
+   * session it may control, not only those it created, as it may type `exit` into any of them.
+   * Never set for a share minted with it: a share has its own principal.
+   */
+  operator?: true;
 }
 
 const RANK: Record<Scope, number> = { 'pty:observe': 1, 'pty:control': 2, 'pty:admin': 3 };
@@ -33,6 +39,16 @@ export function hasScope(p: Principal, needed: Scope): boolean {
 
 export function coversSession(p: Principal, sessionId: string): boolean {
   return p.sessions === undefined || p.sessions.has(sessionId);
+}
+
+/**
+ * Whether `p` may end a session it covers (DELETE): `pty:admin`; or `pty:control` and being its
+ * creator, or being the operator (who may control every session, the server's default one too).
+ * An observer never may.
+ */
+export function mayEndSession(p: Principal, createdBy: string | null): boolean {
+  if (hasScope(p, 'pty:admin')) return true;
+  return hasScope(p, 'pty:control') && ((createdBy !== null && createdBy === p.id) || p.operator === true);
 }
 
 /** A `sessions` list from a token map entry or JWT claim: `*` anywhere means every session. */
