@@ -1,5 +1,6 @@
 // A stored session as REST describes it (docs/protocol.md §10), shared by the instance's own
 // listing (routes/sessions.ts) and the fleet's (routes/fleet.ts).
+import { isDefaultSession } from '../src/hub/default-session.ts';
 import type { SessionRecord } from '../src/ports.ts';
 import type { SessionInfo } from '../src/protocol/session-info.ts';
 import { attachUrl } from './request.ts';
@@ -24,5 +25,6 @@ export function sessionInfo(r: SessionRecord, wsOrigin: string, ptyHostUnreachab
     closed_at: r.closedAt,
     exit_code: r.exitCode,
     close_reason: r.closeReason,
+    default_session: isDefaultSession(r) ? true : undefined,
   };
 }

@@ -147,6 +147,12 @@ const SETTINGS = {
     schema: v.pipe(v.string(), v.minLength(1, 'a command')),
     help: 'command for sessions that name none (default $SHELL -l, else /bin/sh -l)',
   },
+  defaultSessionBackend: {
+    env: 'PTY_WS_DEFAULT_SESSION_BACKEND',
+    default: 'auto',
+    schema: v.picklist(['auto', 'native']),
+    help: "the default session of `start`: auto = tmux when the PTY host has it (the shell outlives a router restart), else native; native = always native (it ends with the router)",
+  },
   logLevel: { env: 'PTY_WS_LOG_LEVEL', default: 'info', schema: logLevel, help: 'debug, info, warn or error' },
   sessionUser: {
     env: 'PTY_WS_SESSION_USER',

@@ -15,7 +15,7 @@ import type { Listening } from './banner.ts';
 import type { Config } from './config.ts';
 import { SessionHub } from './hub/hub.ts';
 import { sessionHostCaps } from './hub/session-host.ts';
-import { newSessionRecord } from './hub/session-record.ts';
+import { defaultSession } from './hub/default-session.ts';
 import type { HubStats, Metrics } from './metrics.ts';
 import type { Clock, HopTrace, Logger, ScreenFactory, SessionRecord, Store } from './ports.ts';
 import { holdInstanceLease } from './instance-lease.ts';
@@ -86,7 +86,7 @@ export interface Router {
   hub: SessionHub;
   store: Store;
   ptyHost: PtyHostLink;
-  /** Records the `default` session `npm start` / `deno task start` print the attach URL of. */
+  /** The `default` session `npm start` / `deno task start` print the attach URL of (src/hub/default-session.ts). */
   createDefaultSession(): Promise<SessionRecord>;
   /**
    * After the token map was reloaded: every connection of a share whose root minter's token no
@@ -259,18 +259,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     renderMetrics: async () => metrics.render(await hub.stats()),
   });
 
-  // `start` again on the same state: the default session nobody has started yet is reused, so
-  // restarts do not pile up unstarted "default" sessions.
-  const createDefaultSession = async () => {
-    const unstarted = (await store.listSessions(config.instanceId)).find((r) => r.state === 'created' && r.createdBy === null && r.label === 'default');
-    if (unstarted) return unstarted;
-    const record = newSessionRecord(
-      { instanceId: config.instanceId, caps: sessionHost, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: null, now: clock.now() },
-      { label: 'default' },
-    );
-    await store.createSession(record);
-    return record;
-  };
+  const createDefaultSession = () => defaultSession({ config, store, hub, caps: sessionHost, clock, logger });
 
   let stopping: Promise<void> | null = null;
   let heartbeat: Promise<Heartbeat | null> = Promise.resolve(null);

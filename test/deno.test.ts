@@ -50,7 +50,7 @@ function runDenoStart(env: Record<string, string>): DenoRun {
   let err = '';
   const proc = spawn(DENO, ['task', 'start', '--port', '0', '--state-dir', join(dir, 'state')], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '1000', ...DENO_ENV, ...env },
+    env: { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '1000', PTY_WS_DEFAULT_SESSION_BACKEND: 'native', ...DENO_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, so a failed test can end the task and the router it runs at once.
     detached: true,

@@ -93,7 +93,7 @@ describe('SIGTERM', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pty-ws-ops-'));
     try {
       const proc = spawn(process.execPath, [new URL('../bin/pty-ws.js', import.meta.url).pathname, 'start', '--port', '0', '--state-dir', dir], {
-        env: { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh' },
+        env: { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', PTY_WS_DEFAULT_SESSION_BACKEND: 'native' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';

@@ -20,6 +20,8 @@ export const SessionInfo = v.object({
   closed_at: v.nullable(v.string()),
   exit_code: v.nullable(v.number()),
   close_reason: v.nullable(v.string()),
+  /** The server's default session of some start (src/hub/default-session.ts); absent on every other. */
+  default_session: v.optional(v.literal(true)),
   /** Only on GET of one session. */
   current_sequence: v.optional(v.number()),
   /** Only on GET of one session: sequence numbers skipped after crashes (docs/protocol.md §3.4). */

@@ -18,7 +18,8 @@ export interface CliRun {
 function runCli(args: string[], home: string, env: Record<string, string> = {}): CliRun {
   let out = '';
   let err = '';
-  const proc = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, HOME: home, SHELL: '/bin/sh', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A native default session ends with its router (the tmux one: test/default-session.test.ts).
+  const proc = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, HOME: home, SHELL: '/bin/sh', PTY_WS_DEFAULT_SESSION_BACKEND: 'native', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const exit = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));

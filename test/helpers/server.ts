@@ -44,8 +44,10 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
   const config: Config = {
     ...loadConfig(
       // per-start: a restart on the same dir prints (and `devToken` holds) a token again; the kept
-      // token's own tests (test/dev-token.test.ts) set PTY_WS_DEV_TOKEN_POLICY=keep.
-      { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '1000', PTY_WS_DEV_TOKEN_POLICY: 'per-start', ...env },
+      // token's own tests (test/dev-token.test.ts) set PTY_WS_DEV_TOKEN_POLICY=keep. A native
+      // default session ends with its server; the tmux one's tests (test/default-session.test.ts)
+      // set PTY_WS_DEFAULT_SESSION_BACKEND=auto.
+      { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '1000', PTY_WS_DEV_TOKEN_POLICY: 'per-start', PTY_WS_DEFAULT_SESSION_BACKEND: 'native', ...env },
       { port: '0', 'state-dir': dir, ...flags },
     ),
     upgradeAttemptsPerSecond: 1000,

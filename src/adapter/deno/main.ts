@@ -10,7 +10,7 @@ const USAGE = `usage: deno task start [--flag value ...]
        deno run <permissions> src/adapter/deno/main.ts <command> [--flag value ...]
 
 commands:
-  start       run the router with a default native session, print its URLs and a dev token
+  start       run the router with a default session (on tmux when installed), print its URLs and a dev token
   serve       run the router only
 
 The PTY host is the Node process of \`npm run pty-host\`; the router starts one when none listens.

@@ -20,7 +20,7 @@ interface Command {
 const COMMANDS: Record<string, Command> = {
   start: {
     synopsis: 'start',
-    help: ['run the router with a default native session, print its URLs and a dev token (npm start)'],
+    help: ['run the router with a default session (on tmux when installed), print its URLs and a dev token (npm start)'],
     run: (argv) => runServer(argv, true),
   },
   serve: { synopsis: 'serve', help: ['run the router only'], run: (argv) => runServer(argv, false) },
