@@ -73,6 +73,7 @@ export class PtyHostConnection implements PtyHost {
   #epoch: string | null = null;
   #confinement: ConfinementReport | undefined;
   #features = new Set<string>();
+  #startedBy: string | undefined;
   /** Who hears of a write the host could not make, by its `wid` (insertion order: oldest first). */
   readonly #watchedWrites = new Map<number, (message: string) => void>();
   readonly #inputInFlight = new InputInFlight();
@@ -141,6 +142,11 @@ export class PtyHostConnection implements PtyHost {
 
   get epoch(): string | null {
     return this.#epoch;
+  }
+
+  /** The state directory of the router that started the host, from its greeting (undefined: started on its own). */
+  get startedBy(): string | undefined {
+    return this.#startedBy;
   }
 
   /**
@@ -258,6 +264,26 @@ export class PtyHostConnection implements PtyHost {
     return () => this.#listeners.delete(listener);
   }
 
+  /**
+   * Asks the host to stop (feature `shutdown`; a host a router started does) and waits up to
+   * `timeoutMs` for it to close the connection; then closes ours. True once the host closed it.
+   */
+  async shutdown(timeoutMs = STOP_GRACE_MS): Promise<boolean> {
+    if (!this.supports('shutdown') || this.#ended) {
+      await this.close();
+      return false;
+    }
+    this.#acks.flush();
+    this.#send({ t: 'shutdown' });
+    this.#ended = true;
+    this.#rejectPending('pty host stopping');
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const closed = await Promise.race([this.#socketClosed.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
+    clearTimeout(timer);
+    if (!closed) this.#socket.destroy();
+    return closed;
+  }
+
   /** Ends the connection after flushing queued writes; does not fire onHostLost. */
   async close(): Promise<void> {
     if (this.#socket.closed) return;
@@ -319,6 +345,7 @@ export class PtyHostConnection implements PtyHost {
         this.#epoch = msg.epoch ?? null;
         this.#confinement = msg.confinement;
         this.#features = new Set(msg.features ?? []);
+        this.#startedBy = msg.startedBy;
         this.#greet?.resolve();
         this.#greet = undefined;
         return;

@@ -18,6 +18,12 @@ import { preflight, sizeProblem } from './preflight.ts';
 import { isAlive, signalSession } from './process-tree.ts';
 import { HOST_FEATURES, PROTOCOL_VERSION, PtyHostError, encodeFrame, type HostMessage, type Request } from './protocol.ts';
 
+/** The router that started a host: its state directory, and the host's own stop (as on SIGTERM). */
+export interface HostOwner {
+  stateDir: string;
+  stop(): void;
+}
+
 /** How often a paused host looks for sessions whose process is gone (see #resumeReaped). */
 const REAP_POLL_MS = 20;
 export class PtyHostServer {
@@ -38,8 +44,12 @@ export class PtyHostServer {
   /** The echo path's hop trace (src/adapter/node/hop-trace.ts): undefined unless it is on. */
   readonly #trace: HopTrace | undefined;
 
-  constructor(log: Logger, backends: readonly Backend[], confinement: Confinement, trace?: HopTrace) {
+  /** The router that started this host (pty/main.ts `--started-by`): named in `hello`, it may ask the host to stop. */
+  readonly #owner: HostOwner | undefined;
+
+  constructor(log: Logger, backends: readonly Backend[], confinement: Confinement, trace?: HopTrace, owner?: HostOwner) {
     this.#log = log;
+    this.#owner = owner;
     this.#trace = trace;
     this.#confinement = confinement;
     this.#backends = new Map(backends.map((b) => [b.name, b]));
@@ -81,7 +91,8 @@ export class PtyHostServer {
     }, this.#trace);
     this.#connections.add(conn);
     conn.log.log('info', 'connection accepted');
-    conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid, epoch: this.epoch, backends: this.backendNames, confinement: this.#confinement.report, features: [...HOST_FEATURES] }));
+    const startedBy = this.#owner ? { startedBy: this.#owner.stateDir } : {};
+    conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid, epoch: this.epoch, backends: this.backendNames, confinement: this.#confinement.report, features: [...HOST_FEATURES], ...startedBy }));
   }
 
   /**
@@ -129,6 +140,12 @@ export class PtyHostServer {
         return;
       case 'kill':
         this.#kill(conn, req.sessionId, req.signal ?? 'SIGHUP');
+        return;
+      case 'shutdown':
+        // A host started on its own is its operator's to stop, never a router's.
+        if (!this.#owner) return conn.log.log('warn', 'shutdown request ignored: no router started this host');
+        conn.log.log('info', 'shutdown requested by the router');
+        this.#owner.stop();
         return;
     }
   }

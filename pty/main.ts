@@ -19,7 +19,10 @@ import { nodeFileFacts } from '../src/adapter/node/file-facts.ts';
 import { hopTraceFromEnv } from '../src/adapter/node/hop-trace.ts';
 import { secureSocketDir } from '../src/private-files.ts';
 
-async function main(config: Config, log: Logger): Promise<void> {
+/** Within this a stopping host has exited, short of the 5 s a router gives it before SIGKILL (pty/client.ts STOP_GRACE_MS). */
+const SHUTDOWN_BOUND_MS = 4000;
+
+async function main(config: Config, startedBy: string | undefined, log: Logger): Promise<void> {
   // Once a router that started us is gone, logging into its dead pipe must not kill the sessions.
   process.stderr.on('error', () => {});
   process.stdout.on('error', () => {});
@@ -46,7 +49,9 @@ async function main(config: Config, log: Logger): Promise<void> {
   });
   if (confinement.report.user || confinement.report.sandbox !== 'none') log.log('info', 'sessions are confined', { ...confinement.report });
   else if (process.getuid?.() === 0) log.log('warn', 'sessions run as root, unconfined: whoever may create or type into a session owns this machine (PTY_WS_SESSION_USER, PTY_WS_SESSION_SANDBOX; docs/security.md)');
-  const host = new PtyHostServer(log, await detectBackends(socketPath, log, launcher, config.sessionBaseEnv.PATH), confinement, hopTraceFromEnv(process.env, 'host'));
+  // A router that started us may ask us to stop, as its successors on the same state dir may (they adopt us).
+  const owner = startedBy === undefined ? undefined : { stateDir: startedBy, stop: () => void shutdown('shutdown request') };
+  const host = new PtyHostServer(log, await detectBackends(socketPath, log, launcher, config.sessionBaseEnv.PATH), confinement, hopTraceFromEnv(process.env, 'host'), owner);
   // Before listening, so the first `list` already names the sessions an earlier host left.
   await host.recover();
   const server = createServer((socket) => host.accept(socket));
@@ -61,10 +66,20 @@ async function main(config: Config, log: Logger): Promise<void> {
   }
   await once(server, 'listening');
 
-  const shutdown = async (signal: NodeJS.Signals) => {
-    log.log('info', 'shutting down', { signal, sessions: host.sessionCount });
+  let stopping = false;
+  async function shutdown(cause: NodeJS.Signals | 'shutdown request'): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    log.log('info', 'shutting down', { cause, sessions: host.sessionCount });
+    // Whatever the multiplexers do (each command may take its 10 s timeout), the host ends: a
+    // stop that waits on them without bound looks like a SIGTERM ignored.
+    setTimeout(() => process.exit(0), SHUTDOWN_BOUND_MS).unref();
     server.close();
-    await host.shutdown();
+    try {
+      await host.shutdown();
+    } catch (err) {
+      log.log('error', 'shutdown failed part way; exiting all the same', { err });
+    }
     // libuv usually unlinks a closed pipe server's path already; `force` tolerates that.
     try {
       rmSync(socketPath, { force: true });
@@ -72,7 +87,7 @@ async function main(config: Config, log: Logger): Promise<void> {
       log.log('warn', 'could not remove socket', { err });
     }
     process.exit(0);
-  };
+  }
   // Before the listening line: whoever reads it may stop the host at once, and until a handler
   // is set a SIGTERM ends the process by the default action (no clean shutdown, no exit code 0).
   process.once('SIGTERM', (signal) => void shutdown(signal));
@@ -112,11 +127,14 @@ function isListening(socketPath: string): Promise<boolean> {
   });
 }
 
-/** The router's settings, with `--socket` as the host's short name for `--pty-socket`. */
-function readConfig(): Config {
-  const { socket, ...flags } = parseArgs(process.argv.slice(2)).flags;
+/**
+ * The router's settings, with `--socket` as the host's short name for `--pty-socket`, and
+ * `--started-by`: the state directory of the router that starts this host (src/pty-host/launcher.ts).
+ */
+function readConfig(): { config: Config; startedBy: string | undefined } {
+  const { socket, 'started-by': startedBy, ...flags } = parseArgs(process.argv.slice(2)).flags;
   try {
-    return loadConfig(process.env, socket === undefined ? flags : { ...flags, 'pty-socket': socket });
+    return { config: loadConfig(process.env, socket === undefined ? flags : { ...flags, 'pty-socket': socket }), startedBy };
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     process.stderr.write(`pty-host: ${e.message}\n`);
@@ -124,9 +142,9 @@ function readConfig(): Config {
   }
 }
 
-const config = readConfig();
+const { config, startedBy } = readConfig();
 const log = jsonLogger(config.logLevel, { component: 'pty-host', pid: process.pid }, { write: (line) => void process.stderr.write(line) });
-main(config, log).catch((err: unknown) => {
+main(config, startedBy, log).catch((err: unknown) => {
   log.log('error', 'failed to start', { err });
   process.exit(1);
 });

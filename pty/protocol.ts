@@ -56,8 +56,9 @@ const spawnErrorCodes = ['not_found', 'bad_cwd', 'bad_env', 'exists', 'backend_u
  *   to a connection whose `events` asked with `binaryData`.
  * - `session_window`: an `events` with a `window` bounds each session's unacknowledged output
  *   (output-credit.ts).
+ * - `shutdown`: a host a router started (`hello.startedBy`) stops on `shutdown`, as on SIGTERM.
  */
-export const HOST_FEATURES = ['session_flow', 'resize_reply', 'write_failures', 'binary_data', 'session_window'] as const;
+export const HOST_FEATURES = ['session_flow', 'resize_reply', 'write_failures', 'binary_data', 'session_window', 'shutdown'] as const;
 export type HostFeature = (typeof HOST_FEATURES)[number];
 
 /** Router → host. */
@@ -85,6 +86,8 @@ export const RequestSchema = v.variant('t', [
   v.object({ t: v.literal('kill'), sessionId: id, signal: v.optional(v.string()) }),
   // This connection holds one session's PTY paused, or lets it go (feature session_flow).
   v.object({ t: v.literal('flow'), sessionId: id, paused: v.boolean() }),
+  // The host stops as on SIGTERM; only one a router started does (feature shutdown).
+  v.object({ t: v.literal('shutdown') }),
 ]);
 
 /**
@@ -103,6 +106,8 @@ export const HostMessageSchema = v.variant('t', [
     confinement: v.optional(v.object({ user: v.nullable(v.string()), sandbox: v.picklist(['none', 'bwrap']), network: v.optional(v.picklist(['host', 'none'])) })),
     // Absent from hosts older than this field: none of HOST_FEATURES. Unknown names are kept, not refused.
     features: v.optional(v.array(v.string())),
+    // The state directory of the router that started this host; absent for a host started on its own.
+    startedBy: v.optional(v.string()),
   }),
   v.object({ t: v.literal('spawned'), rid, pid: int }),
   v.object({ t: v.literal('listed'), rid, sessions: v.array(SessionInfoSchema) }),

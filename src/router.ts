@@ -102,7 +102,8 @@ export interface Router {
    * Stops in order: `binding_goodbye` (`server_shutdown`) and close 1000 to every client (and when
    * the PTY host dies with us, `Closed` `instance_terminated` in the log), `dropConnections` (the
    * runtime ends whatever socket is still open), the log flushed and closed, the PTY host
-   * connection closed (and the host stopped when we started it), the screens stopped. Idempotent.
+   * connection closed (and the host stopped when this state dir started it and it runs no
+   * multiplexer session), the screens stopped. Idempotent.
    */
   stop(dropConnections?: () => void): Promise<void>;
 }
@@ -271,12 +272,13 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   };
   const stop = (dropConnections?: () => void) =>
     (stopping ??= (async () => {
-      // A host this router started stops with it, unless it runs multiplexer sessions: those are
-      // meant to outlive the router, so the host stays for the next one (which re-adopts every
-      // session it runs). A host started on its own is never ours to stop.
+      // A host this state dir started (this router, or an earlier one on it that left the host
+      // for its multiplexer sessions) stops with the router, unless it runs multiplexer sessions:
+      // those are meant to outlive the router, so the host stays for the next one (which re-adopts
+      // every session it runs). A host started on its own is never ours to stop.
       const managed = (await ptyHost.host.list().catch(() => [])).filter((s) => s.backend !== 'native' && s.pid > 0);
-      const stopHost = ptyHost.startedHere() && managed.length === 0;
-      if (ptyHost.startedHere() && !stopHost) logger.log('info', 'leaving the PTY host running: it runs multiplexer sessions', { pid: ptyHost.pid(), sessions: managed.length });
+      const stopHost = ptyHost.owned() && managed.length === 0;
+      if (ptyHost.owned() && !stopHost) logger.log('info', 'leaving the PTY host running: it runs multiplexer sessions', { pid: ptyHost.pid(), sessions: managed.length });
       await hub.shutdown(stopHost);
       dropConnections?.();
       // Unreachable for the fleet before another router may take the instance id.

@@ -41,6 +41,12 @@ export interface EnsurePtyHostOptions {
   logLevel?: LogLevel;
   /** Extra command-line flags for a host this call starts (how it confines sessions). */
   hostFlags?: readonly string[];
+  /**
+   * The router's state directory (absolute). A host this call starts is told it (`--started-by`);
+   * a running host that names it was started by a router on this state dir, so it is this
+   * router's to stop too (`PtyHostHandle.owned`).
+   */
+  stateDir?: string;
   /** How long a started host may take to print its listening line. Default 15 s. */
   startTimeoutMs?: number;
   client?: Omit<PtyHostClientOptions, 'logger'>;
@@ -50,7 +56,9 @@ export interface PtyHostHandle<Child = unknown> {
   host: PtyHostConnection;
   /** Present when this call started the host process. */
   child?: Child;
-  /** Closes the client and, if this call started the host, terminates it. */
+  /** The host is this state dir's: this call started it, or a router on the same state dir did. */
+  owned: boolean;
+  /** Closes the client and, if the host is owned, stops it. */
   stop(): Promise<void>;
   /** Closes the client and leaves a host this call started running on its own. */
   release(): Promise<void>;
@@ -62,8 +70,11 @@ export async function ensurePtyHost<Child>(runtime: PtyHostRuntime<Child>, optio
   const clientOptions = { ...options.client, logger: options.logger };
   try {
     const host = await runtime.connect(socketPath, clientOptions);
-    options.logger?.log('info', 'using running pty host', { socket: socketPath, pid: host.hostPid });
-    return { host, stop: () => host.close(), release: () => host.close() };
+    // Started by an earlier router on this state dir (which left it for its multiplexer sessions):
+    // ours to stop like one we started. One started on its own, or for another state dir, is not.
+    const owned = options.stateDir !== undefined && host.startedBy === options.stateDir;
+    options.logger?.log('info', 'using running pty host', { socket: socketPath, pid: host.hostPid, owned });
+    return { host, owned, stop: owned ? () => stopAdopted(host, options.logger) : () => host.close(), release: () => host.close() };
   } catch (err) {
     if (!noHostListening(err)) throw err;
   }
@@ -73,6 +84,7 @@ export async function ensurePtyHost<Child>(runtime: PtyHostRuntime<Child>, optio
     return {
       host,
       child: started.child,
+      owned: true,
       stop: async () => {
         await host.close();
         await stopHost(started);
@@ -98,7 +110,7 @@ async function startHost<Child>(runtime: PtyHostRuntime<Child>, options: EnsureP
   try {
     spawned = runtime.spawnHost({
       socketPath,
-      flags: options.hostFlags ?? [],
+      flags: [...(options.hostFlags ?? []), ...(options.stateDir === undefined ? [] : ['--started-by', options.stateDir])],
       env: hostEnvironment(runtime.environment(), options.logLevel),
       stdout: (line) => {
         if (line.startsWith(LISTENING_LINE)) listening();
@@ -125,6 +137,13 @@ async function startHost<Child>(runtime: PtyHostRuntime<Child>, options: EnsureP
   }
   log?.log('info', 'started pty host', { pid: spawned.pid, socket: socketPath });
   return spawned;
+}
+
+/** A host we did not start has no child handle to signal: it is asked over its socket. */
+async function stopAdopted(host: PtyHostConnection, logger: Logger | undefined): Promise<void> {
+  const pid = host.hostPid;
+  if (await host.shutdown()) logger?.log('info', 'stopped the pty host an earlier router on this state dir started', { pid });
+  else logger?.log('warn', 'the pty host an earlier router on this state dir started did not stop when asked; it runs on', { pid });
 }
 
 /** SIGTERM, then SIGKILL after the grace the host's own shutdown needs. */

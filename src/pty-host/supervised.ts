@@ -14,13 +14,15 @@ export interface PtyHostLink {
   backends: readonly string[];
   /** How the host said it confines sessions (undefined: a host too old to say, unconfined). */
   confinement: ConfinementReport | undefined;
-  /** The connected host was started by this router (it may stop with it; see Router.stop). */
+  /** The connected host was started by this router. */
   startedHere(): boolean;
+  /** The connected host is this state dir's (started here, or by an earlier router on it): it may stop with the router (see Router.stop). */
+  owned(): boolean;
   /** The connected host's pid, or null while none is connected. */
   pid(): number | null;
   /** Closes the connection and leaves the host running. */
   close(): Promise<void>;
-  /** Closes the connection and, when startedHere, stops the host. */
+  /** Closes the connection and, when owned, stops the host. */
   stop(): Promise<void>;
 }
 
@@ -32,6 +34,8 @@ export interface SupervisedPtyHostOptions {
   logLevel?: LogLevel;
   /** Extra command-line flags for a host this router starts (how it confines sessions). */
   hostFlags?: readonly string[];
+  /** The router's state directory (absolute): see EnsurePtyHostOptions.stateDir. */
+  stateDir?: string;
   /** Waits before each reconnection attempt; the last one repeats. */
   retryDelaysMs?: readonly number[];
 }
@@ -76,6 +80,11 @@ export class SupervisedPtyHost implements PtyHost {
   /** True when the connected host is a process this router started. */
   get startedHost(): boolean {
     return this.#handle?.child !== undefined;
+  }
+
+  /** True when the connected host is this state dir's (started here or by an earlier router on it). */
+  get ownedHost(): boolean {
+    return this.#handle?.owned ?? false;
   }
 
   spawn(spec: SpawnSpec): Promise<{ pid: number }> {
@@ -141,7 +150,7 @@ export class SupervisedPtyHost implements PtyHost {
     await this.#handle?.release();
   }
 
-  /** Disconnects and stops the host if this router started it; otherwise like close(). */
+  /** Disconnects and stops the host if it is this state dir's; otherwise like close(). */
   async stop(): Promise<void> {
     this.#closed = true;
     await this.#handle?.stop();
@@ -152,8 +161,8 @@ export class SupervisedPtyHost implements PtyHost {
   }
 
   #ensure(): Promise<PtyHostHandle> {
-    const { runtime, socketPath, logger, logLevel, hostFlags } = this.#options;
-    return ensurePtyHost(runtime, { socketPath, logger, logLevel, hostFlags });
+    const { runtime, socketPath, logger, logLevel, hostFlags, stateDir } = this.#options;
+    return ensurePtyHost(runtime, { socketPath, logger, logLevel, hostFlags, stateDir });
   }
 
   #attach(handle: PtyHostHandle): void {
@@ -217,6 +226,7 @@ export async function supervisedPtyHostLink(options: SupervisedPtyHostOptions, d
     backends: supervised.backends,
     confinement: supervised.confinement,
     startedHere: () => supervised.startedHost,
+    owned: () => supervised.ownedHost,
     pid: () => supervised.hostPid,
     close: () => supervised.close(),
     stop: () => supervised.stop(),

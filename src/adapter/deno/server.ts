@@ -49,7 +49,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     stateLock: denoStateLockPort,
     journal: denoJournalPort,
     fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
-    connectPtyHost: () => supervisedPtyHostLink({ runtime: denoPtyHostRuntime, socketPath: absolute(config.ptySocket), logger, logLevel: config.logLevel, hostFlags: confinementFlags(config, absolute) }),
+    connectPtyHost: () => supervisedPtyHostLink({ runtime: denoPtyHostRuntime, socketPath: absolute(config.ptySocket), logger, logLevel: config.logLevel, hostFlags: confinementFlags(config, absolute), stateDir: absolute(config.stateDir) }),
     // In this thread: Deno's Web Workers would need the emulator messages of worker-screens.ts
     // over another worker API, which is not built (see wrangler-notes.md).
     startScreens: () => ({ create: inProcessScreens, close: () => Promise.resolve() }),

@@ -81,7 +81,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
     logReaderFor: fileLogReaderFor,
     connectPtyHost: () =>
-      supervisedPtyHostLink({ runtime: nodePtyHostRuntime, socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel, hostFlags: confinementFlags(config, (p) => resolve(p)) }, opts.decoratePtyHost),
+      supervisedPtyHostLink({ runtime: nodePtyHostRuntime, socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel, hostFlags: confinementFlags(config, (p) => resolve(p)), stateDir: resolve(config.stateDir) }, opts.decoratePtyHost),
     startScreens: () => {
       const screens = new WorkerScreens(logger);
       return opts.decorateScreens?.(screens) ?? screens;
