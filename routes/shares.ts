@@ -13,8 +13,9 @@ import { bearerFromHeader, publicOrigins, restJsonBody } from './request.ts';
 type Env = { Variables: { principal: Principal } };
 
 /** The web page's URL for a share: the token in the fragment, never the query (docs/sharing.md). */
-export function shareUrl(httpOrigin: string, sessionId: string, token: string, scope: ShareRecord['scope']): string {
-  const fragment = new URLSearchParams({ token, session: sessionId });
+export function shareUrl(httpOrigin: string, instanceId: string, sessionId: string, token: string, scope: ShareRecord['scope']): string {
+  // The instance too: a client handed only this link (`pty-ws attach '<url>'`) finds the session by it.
+  const fragment = new URLSearchParams({ token, session: sessionId, instance: instanceId });
   if (scope === 'pty:observe') fragment.set('observe', '1');
   return `${httpOrigin}/#${fragment.toString()}`;
 }
@@ -40,7 +41,7 @@ export function shareRoutes(deps: AppDeps): Hono<Env> {
     const body = await restJsonBody(c);
     const { share, token } = await shares.mint(c.get('principal'), sessionId, body);
     deps.hub.deps.logger.log('info', 'audit.share_minted', { principal: c.get('principal').id, session: sessionId, share_id: share.id, scope: share.scope, expires_at: share.expiresAt });
-    const url = shareUrl(publicOrigins(c, config, deps.localPort(c), requestIsSecure(c, config)).http, sessionId, token, share.scope);
+    const url = shareUrl(publicOrigins(c, config, deps.localPort(c), requestIsSecure(c, config)).http, config.instanceId, sessionId, token, share.scope);
     const minted: MintedShare = { ...describe(share), token, url, session_id: sessionId };
     return c.json(minted, 201);
   });

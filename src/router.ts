@@ -224,7 +224,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   // A client certificate (mTLS) names the caller when no bearer is presented.
   const shareAuth = new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId);
   const auth = new CertificateAuthenticator(shareAuth, () => clock.now());
-  const shares = new ShareService({ store: store.shares, clock, instanceId: config.instanceId, endConnections: (id, message) => hub.endConnections(id, message) });
+  const shares = new ShareService({ store: store.shares, clock, instanceId: config.instanceId, endConnections: (id, error) => hub.endConnections(id, error) });
   const a2a = new A2aControlPlane({ config, store, hub, clock, taskStore: store.tasks, tasks });
   const app = createApp({
     ...runtime.app,

@@ -72,7 +72,7 @@ describe('share links', () => {
     // The page URL carries the token in the fragment only.
     const u = new URL(share.url);
     expect(u.search).toBe('');
-    expect(Object.fromEntries(new URLSearchParams(u.hash.slice(1)))).toEqual({ token: share.token, session: id, observe: '1' });
+    expect(Object.fromEntries(new URLSearchParams(u.hash.slice(1)))).toEqual({ token: share.token, session: id, instance: server.config.instanceId, observe: '1' });
 
     const watcher = await TestClient.connect(url, { token: share.token });
     const asController = await watcher.join({ role: 'controller' });

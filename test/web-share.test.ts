@@ -1,6 +1,7 @@
 // Share links in a real browser (headless Chromium): a controller makes a watch link from the
 // page's Share panel, a second tab opens it and watches (no Take control, no Share, its keys reach
-// nothing), and revoking the link in the first tab ends the second one. Screenshots: test-output/.
+// nothing) under the share's label, and revoking the link in the first tab ends the second one,
+// which says the link was revoked, then and on a reload. Screenshots: test-output/.
 import { describe, expect, it } from 'vitest';
 import { screenshot, typeInto, waitForText } from './helpers/browser.ts';
 import { pageFixture } from './helpers/page-fixture.ts';
@@ -35,6 +36,8 @@ describe('share links in the web page', { timeout: 90_000 }, () => {
     expect(await guest.locator('#toggle-role').isVisible()).toBe(false);
     expect(await guest.locator('#share').isVisible()).toBe(false);
     expect(await guest.locator('#create-form').isVisible()).toBe(false);
+    // The owner sees the guest by the share's label.
+    await waitForText(owner, '#observers', /for-guest/);
 
     await typeInto(owner, 'echo shared-$((6*7))');
     await waitForText(guest, '#terminal .xterm-rows', /shared-42/);
@@ -47,7 +50,11 @@ describe('share links in the web page', { timeout: 90_000 }, () => {
     await owner.locator('#share-list button.revoke').click();
     await waitForText(owner, '#share-list', /No active shares/);
     await waitForText(guest, '#status', /^disconnected$/);
-    await waitForText(guest, '#error', /revoked|refused this token/);
+    await waitForText(guest, '#error-text', /^This link was revoked: ask whoever shared it for a new one\.$/);
+    await guest.goto('about:blank');
+    await guest.goto(link);
+    await waitForText(guest, '#error-text', /^This link was revoked: ask whoever shared it for a new one\.$/);
+    expect(await guest.locator('#token-form').isVisible()).toBe(false);
     expect(problems).toEqual([]);
   });
 });

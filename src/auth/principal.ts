@@ -27,6 +27,8 @@ export interface Principal {
    * Never set for a share minted with it: a share has its own principal.
    */
   operator?: true;
+  /** How its connections are named to the others (MembershipChanged) when their client names none: a share's label. */
+  presenceLabel?: string;
 }
 
 const RANK: Record<Scope, number> = { 'pty:observe': 1, 'pty:control': 2, 'pty:admin': 3 };

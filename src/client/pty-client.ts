@@ -9,6 +9,9 @@ import { ReplayCursor } from './replay-cursor.ts';
 import type { ClosedInfo, ConnectionState, EndInfo, Geometry, Membership, PtyClientEvents, PtyClientOptions, Role } from './types.ts';
 import { OPEN, type WebSocketLike } from './websocket.ts';
 
+/** The Error `reason` of a join as controller refused to a principal that may only watch. */
+export const CONTROL_NEEDS_CONTROL_SCOPE = 'role.controller_needs_control';
+
 /** Input typed while the link is down waits for the rejoin, up to this much. */
 const MAX_PENDING_INPUT = 64 * 1024;
 
@@ -186,10 +189,16 @@ export class PtyClient extends Emitter<PtyClientEvents> {
         if (this.cursor.logFrame(msg.sequence, true)) this.emit('output', msg.data, msg.sequence, this.state === 'joining');
         return;
       case 'error': {
-        const { code, message } = msg.payload;
+        const { code, message, reason } = msg.payload;
         if (code === 'REPLAY_OUT_OF_RANGE') this.cursor.outOfRange(msg.payload.current_sequence);
-        this.emit('error', { code, message, source: 'binding', requestId: msg.id });
-        if (msg.id === this.joinId && code !== 'REPLAY_OUT_OF_RANGE') this.joinFailed(`${code}: ${message}`, msg.payload.retryable === true);
+        this.emit('error', { code, message, source: 'binding', requestId: msg.id, ...(reason ? { reason } : {}) });
+        if (msg.id !== this.joinId || code === 'REPLAY_OUT_OF_RANGE') return;
+        // The refused join left this connection without a role: it may join again, to watch.
+        if (this.wantedRole === 'controller' && this.opts.observeIfControlRefused && reason === CONTROL_NEEDS_CONTROL_SCOPE) {
+          this.wantedRole = 'observer';
+          return this.join();
+        }
+        this.joinFailed(`${code}: ${message}`, msg.payload.retryable === true);
         return;
       }
       case 'pty':

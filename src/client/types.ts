@@ -50,6 +50,8 @@ export interface ClientError {
   source: 'binding' | 'pty' | 'client';
   /** The id of the request that failed, when the server echoed one. */
   requestId?: string;
+  /** The Error frame's `reason`, when it names one (e.g. `share.revoked`, `role.controller_needs_control`). */
+  reason?: string;
 }
 
 export type ConnectionState = 'connecting' | 'joining' | 'live' | 'reconnecting' | 'ended';
@@ -121,6 +123,11 @@ export interface PtyClientOptions {
    */
   scrollbackBytes?: number;
   webSocket: WebSocketFactory;
+  /**
+   * With `role` controller: when the server refuses it because the bearer may only watch (a watch
+   * share, a pty:observe token), join again as observer on the same connection instead of ending.
+   */
+  observeIfControlRefused?: boolean;
   /** Reconnect after a dropped connection (default on): exponential backoff between the delays. */
   reconnect?: { minDelayMs?: number; maxDelayMs?: number; maxAttempts?: number } | false;
   /** Application ping cadence and how long to wait for any frame after one before the link counts as dead. */

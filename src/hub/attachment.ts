@@ -197,7 +197,7 @@ export class Attachment {
   private async join(s: LiveSession, f: ClientEnvelope): Promise<void> {
     if (this.member) throw new BindingError('INVALID_REQUEST', 'this connection has already joined the session');
     const req = parsePayload(P.JoinSession, f);
-    const member = new Member(this.conn, this.clientId, req.client_label, this.hub.rights(this.principal), (r) => this.goodbyeFrame(r), this.hub.deps.config.lag, (m) => {
+    const member = new Member(this.conn, this.clientId, req.client_label ?? this.principal.presenceLabel, this.hub.rights(this.principal), (r) => this.goodbyeFrame(r), this.hub.deps.config.lag, (m) => {
       recoverLagged(s, m).catch((e: unknown) => this.fail(null, e));
     });
     member.audit = this.logger;

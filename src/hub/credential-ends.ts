@@ -46,12 +46,15 @@ export class CredentialEnds {
     };
   }
 
-  /** Ends everything held for this principal (a revoked share). Returns how many were ended. */
-  endAll(principalId: string, message: string): number {
+  /**
+   * Ends everything held for this principal (a revoked share) with `error`, a fatal UNAUTHENTICATED
+   * one. Returns how many were ended.
+   */
+  endAll(principalId: string, error: BindingError): number {
     const ending = [...(this.byPrincipal.get(principalId) ?? [])];
     for (const conn of ending) {
       this.deps.logger.log('info', 'audit.credential_revoked', { principal: principalId, client_id: conn.clientId });
-      conn.end(new BindingError('UNAUTHENTICATED', message, { fatal: true }));
+      conn.end(error);
     }
     return ending.length;
   }

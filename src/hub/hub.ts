@@ -1,5 +1,6 @@
 // The session hub: live sessions by id, PTY events routed to them, connections attached to them.
 import type { Principal } from '../auth/principal.ts';
+import type { BindingError } from '../errors.ts';
 import { hasScope } from '../auth/principal.ts';
 import type { JoinRights } from './join-spec.ts';
 import type { ClientConnection, ScreenFactory, SessionRecord, Store } from '../ports.ts';
@@ -129,10 +130,10 @@ export class SessionHub {
   /**
    * Ends every connection authenticated as this principal, whatever its role or binding: a final
    * UNAUTHENTICATED Error, then close 4401 on pty-ws, an error event and the end of the stream on
-   * SSE (a revoked share). Returns how many were ended.
+   * SSE (a revoked share). `error` is that Error, fatal. Returns how many were ended.
    */
-  endConnections(principalId: string, message: string): number {
-    return this.credentials.endAll(principalId, message);
+  endConnections(principalId: string, error: BindingError): number {
+    return this.credentials.endAll(principalId, error);
   }
 
   /** The A2A core operations registered on this hub: what binding_hello and the AgentCard advertise. */

@@ -52,5 +52,7 @@ export function changeRole(current: Role, r: Omit<RoleRequest, 'fresh'>): RoleDe
 function observeOnly(): BindingError {
   return new BindingError('PERMISSION_DENIED', 'this principal has only the pty:observe scope: it cannot be controller (join as observer to watch)', {
     metadata: { reason: 'role.controller_needs_control' },
+    // In the Error frame too: a client that may fall back to watching tells this refusal apart.
+    extra: { reason: 'role.controller_needs_control' },
   });
 }

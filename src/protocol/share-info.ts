@@ -5,6 +5,13 @@ import * as v from 'valibot';
 /** Every share token starts with this: servers skip the share lookup for other bearers, pages know a share link. */
 export const SHARE_TOKEN_PREFIX = 'pwshare_';
 
+/**
+ * Why a share link is refused, as the Error frame's `reason` and the 401 body's `code`, so clients
+ * can tell their users the link was revoked or has expired rather than that a token failed.
+ */
+export const SHARE_REVOKED = 'share.revoked';
+export const SHARE_EXPIRED = 'share.expired';
+
 export const ShareScope = v.picklist(['pty:observe', 'pty:control']);
 
 export const ShareInfo = v.object({

@@ -8,8 +8,16 @@ import type { Clock, ShareRecord, ShareStore } from '../ports.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { ClientCertificate } from '../auth/certificate.ts';
 import { coversSession, hasScope, type Principal } from '../auth/principal.ts';
-import { SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
+import { SHARE_EXPIRED, SHARE_REVOKED, SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
 
+
+/** A share refused for `reason` (fatal: a live connection with it ends, 4401). */
+export function shareRefused(reason: typeof SHARE_REVOKED | typeof SHARE_EXPIRED, message: string): BindingError {
+  return new BindingError('UNAUTHENTICATED', message, { metadata: { reason }, extra: { reason }, fatal: true });
+}
+
+/** How a share's connections are named to others when their client names none: its label, else this. */
+const UNLABELLED_SHARE = 'guest';
 
 /** A share's principal id: its own (audit logs tell shares apart), never its minter's. */
 export const sharePrincipalId = (shareId: string): string => `share:${shareId}`;
@@ -22,7 +30,14 @@ const MAX_MINTED_DEPTH = 32;
 
 /** The principal of a share: its scope, on its one session, until it expires. */
 export function sharePrincipal(rec: ShareRecord, rootMinter: string): Principal {
-  const p: Principal = { id: sharePrincipalId(rec.id), scopes: new Set([rec.scope]), sessions: new Set([rec.sessionId]), expiresAt: Date.parse(rec.expiresAt), rootMinter };
+  const p: Principal = {
+    id: sharePrincipalId(rec.id),
+    scopes: new Set([rec.scope]),
+    sessions: new Set([rec.sessionId]),
+    expiresAt: Date.parse(rec.expiresAt),
+    rootMinter,
+    presenceLabel: rec.label ?? UNLABELLED_SHARE,
+  };
   // A share minted with this one stands on the same root token.
   if (rec.minterTokenSha256 !== null) p.tokenSha256 = rec.minterTokenSha256;
   return p;
@@ -77,8 +92,8 @@ export class ShareAuthenticator implements Authenticator {
   }
 
   #check(rec: ShareRecord, what: string): void {
-    if (rec.revokedAt !== null) throw new BindingError('UNAUTHENTICATED', `${what} was revoked`);
-    if (Date.parse(rec.expiresAt) <= this.clock.now()) throw new BindingError('UNAUTHENTICATED', `${what} has expired`);
+    if (rec.revokedAt !== null) throw shareRefused(SHARE_REVOKED, `${what} was revoked`);
+    if (Date.parse(rec.expiresAt) <= this.clock.now()) throw shareRefused(SHARE_EXPIRED, `${what} has expired`);
   }
 
   /**

@@ -7,8 +7,8 @@ import { BindingError } from '../errors.ts';
 import { randomToken, sha256Hex, uuidv7 } from '../ids.ts';
 import { describeIssue } from '../protocol/envelope.ts';
 import type { Clock, ShareRecord, ShareStore } from '../ports.ts';
-import { SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
-import { sharePrincipalId } from './share-authenticator.ts';
+import { SHARE_REVOKED, SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
+import { sharePrincipalId, shareRefused } from './share-authenticator.ts';
 
 export const MAX_SHARE_SECONDS = 604_800;
 const DEFAULT_SHARE_SECONDS = 3600;
@@ -24,7 +24,8 @@ export interface ShareServiceDeps {
   clock: Clock;
   instanceId: string;
   /** Ends every connection authenticated as this principal (4401). */
-  endConnections(principalId: string, message: string): void;
+  /** Ends every connection of the principal with `error`, a fatal UNAUTHENTICATED one. */
+  endConnections(principalId: string, error: BindingError): void;
 }
 
 /**
@@ -93,7 +94,7 @@ export class ShareService {
     const ending = [shareId];
     for (let next = ending.pop(); next !== undefined; next = ending.pop()) {
       if (next !== shareId && !(await this.deps.store.revoke(sessionId, next, at))) continue;
-      this.deps.endConnections(sharePrincipalId(next), next === shareId ? 'the share link of this connection was revoked' : 'the share link this connection\'s share was minted with was revoked');
+      this.deps.endConnections(sharePrincipalId(next), shareRefused(SHARE_REVOKED, next === shareId ? 'the share link of this connection was revoked' : "the share link this connection's share was minted with was revoked"));
       const minted = (await this.list(sessionId)).filter((s) => s.createdBy === sharePrincipalId(next));
       ending.push(...minted.map((s) => s.id));
     }
@@ -118,7 +119,7 @@ export class ShareService {
     const ended: string[] = [];
     for (const s of await this.deps.store.listInstanceActive(this.deps.instanceId, this.deps.clock.now())) {
       if (s.minterTokenSha256 === null || (await holds(s))) continue;
-      this.deps.endConnections(sharePrincipalId(s.id), 'the bearer token this share link was minted with no longer authenticates');
+      this.deps.endConnections(sharePrincipalId(s.id), new BindingError('UNAUTHENTICATED', 'the bearer token this share link was minted with no longer authenticates', { fatal: true }));
       ended.push(s.id);
     }
     return ended;

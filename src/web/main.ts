@@ -5,6 +5,7 @@ import '@xterm/xterm/css/xterm.css';
 import './style.css';
 import { RestError, SessionsApi } from '../client/sessions-api.ts';
 import { SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
+import { isShareToken, shareLinkEnded } from '../client/share-link.ts';
 import { byId, show } from './dom.ts';
 import { InstancePicker } from './instance-picker.ts';
 import { SessionList } from './session-list.ts';
@@ -35,6 +36,14 @@ const sizeView = new SizeView({ info: byId('size-info'), banner: byId('size-bann
 const messages = new Messages({ error: byId('error'), errorText: byId('error-text'), errorClose: byId('error-close'), notice: byId('notice') });
 const tokenForm = byId<HTMLFormElement>('token-form');
 const showError = (message: string) => messages.error(message);
+
+/** The server refused the token (a 401's `code`): a share link's end in its own words, else `message` and the token form. */
+function refused(code: string | undefined, message: string): void {
+  const linkEnded = shareLinkEnded(code);
+  if (linkEnded) return showError(`${linkEnded[0]!.toUpperCase()}${linkEnded.slice(1)}.`);
+  show(tokenForm, true);
+  if (token) showError(message);
+}
 
 const sessions = () =>
   new SessionList(api, {
@@ -72,8 +81,7 @@ async function refresh(): Promise<void> {
     refreshError = null;
   } catch (e) {
     if (e instanceof RestError && e.status === 401) {
-      show(tokenForm, true);
-      if (token) showError(`The server refused this token. ${tokenHint}`);
+      refused(e.code, `The server refused this token. ${tokenHint}`);
     } else {
       refreshError = e instanceof Error ? e.message : String(e);
       // What the list says was true when the server last answered: not necessarily now.
@@ -135,7 +143,8 @@ function route(): void {
         onError: showError,
       });
   view = new TerminalView(
-    { api, sessionId, token, observe, label: params.get('label') || 'browser', appearance, transformInput: (d) => keyBar.transform(d), tabStorage: safeStorage('sessionStorage') },
+    // A share link's guest goes by the share's label unless the link names one.
+    { api, sessionId, token, observe, label: params.get('label') || (isShareToken(token) ? undefined : 'browser'), appearance, transformInput: (d) => keyBar.transform(d), tabStorage: safeStorage('sessionStorage') },
     {
       container: byId('terminal'),
       status: byId('status'),
@@ -148,10 +157,10 @@ function route(): void {
       clipboardAsk: { box: byId('clipboard-ask'), allow: byId('clipboard-allow'), deny: byId('clipboard-deny') },
       onError: showError,
       onLive: () => void refresh(),
-      onLost: (why) => {
+      onLost: (why, code) => {
         view?.dispose();
-        showError(why === 'gone' ? 'This session no longer exists.' : `The token is no longer accepted. ${tokenHint}`);
-        if (why === 'unauthorized') show(tokenForm, true);
+        if (why === 'gone') showError('This session no longer exists.');
+        else refused(code, `The token is no longer accepted. ${tokenHint}`);
       },
       onTitle: (title) => {
         document.title = title ? `${title} · pty-ws` : pageTitle;

@@ -6,6 +6,7 @@ import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { Terminal } from '@xterm/xterm';
 import { PtyClient } from '../client/pty-client.ts';
 import { RestError, type SessionsApi } from '../client/sessions-api.ts';
+import { shareLinkEnded } from '../client/share-link.ts';
 import type { ConnectionState, Geometry, Role } from '../client/types.ts';
 import { globalWebSocket } from '../client/websocket.ts';
 import { show } from './dom.ts';
@@ -37,8 +38,8 @@ export interface TerminalUi {
   onError(message: string): void;
   /** The first join completed (the session's process now runs). */
   onLive(): void;
-  /** The session is gone or the token no longer works: leave this view. */
-  onLost(reason: 'gone' | 'unauthorized'): void;
+  /** The session is gone or the token no longer works (`code`: the 401's, e.g. `share.revoked`): leave this view. */
+  onLost(reason: 'gone' | 'unauthorized', code?: string): void;
   /** This bearer may only observe (it asked for controller and was refused): watch instead. */
   onWatchOnly(): void;
   /** The program set the terminal's title (OSC 0/2). */
@@ -52,7 +53,8 @@ export interface TerminalOptions {
   sessionId: string;
   token: string | null;
   observe: boolean;
-  label: string;
+  /** Absent: the server names this client (a share link's guest goes by the share's label). */
+  label?: string;
   appearance: Appearance;
   /** Keyboard input on its way to the session (the key bar's sticky Ctrl). */
   transformInput?: (data: string) => string;
@@ -72,6 +74,8 @@ export class TerminalView {
   private fitTimer: ReturnType<typeof setTimeout> | undefined;
   /** Whether anything was drawn yet: a repaint keeps what was as scrollback (issue 21). */
   private drawn = false;
+  /** The share link was revoked or expired: what the page said then is the last word. */
+  private linkEnded = false;
 
   constructor(
     private readonly opts: TerminalOptions,
@@ -111,7 +115,7 @@ export class TerminalView {
       token: opts.token,
       binary: true,
       role: opts.observe ? 'observer' : 'controller',
-      label: opts.label,
+      ...(opts.label === undefined ? {} : { label: opts.label }),
       ...(size && size.cols > 0 && size.rows > 0 ? { size: { cols: size.cols, rows: size.rows } } : {}),
       scrollbackFrames: SCROLLBACK_FRAMES,
       scrollbackBytes: SCROLLBACK_BYTES,
@@ -216,11 +220,16 @@ export class TerminalView {
     });
     client.on('error', (e) => {
       if (e.code === 'PTY_OUTPUT_LAGGED' || e.code === 'REPLAY_OUT_OF_RANGE') return;
+      if (shareLinkEnded(e.reason)) {
+        this.linkEnded = true;
+        return this.ui.onLost('unauthorized', e.reason);
+      }
       if (isObserveOnly(`${e.code}: ${e.message}`)) document.body.classList.add('watch-only');
       this.ui.onError(`${e.code}: ${e.message}`);
     });
     client.on('end', (end) => {
       this.setStatus('ended');
+      if (this.linkEnded) return;
       if (end.reason === 'refused' || end.reason === 'gave_up') this.ui.onError(`connection ${end.reason}: ${end.message ?? ''}`);
     });
     // Only while the gate is open: what the terminal emits as it parses the past is not input.
@@ -282,7 +291,7 @@ export class TerminalView {
     } catch (e) {
       if (!(e instanceof RestError)) return;
       if (e.status === 404) this.ui.onLost('gone');
-      if (e.status === 401) this.ui.onLost('unauthorized');
+      if (e.status === 401) this.ui.onLost('unauthorized', e.code);
     }
   }
 }

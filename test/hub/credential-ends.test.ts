@@ -3,7 +3,7 @@
 // or is revoked, whatever kind of connection it is; what was released is left alone.
 import { describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../src/auth/principal.ts';
-import type { BindingError } from '../../src/errors.ts';
+import { BindingError } from '../../src/errors.ts';
 import { CredentialEnds, type CredentialBound } from '../../src/hub/credential-ends.ts';
 import { FakeClock, silentLogger } from './fakes.ts';
 
@@ -42,9 +42,10 @@ describe('CredentialEnds', () => {
     ends.hold(share, x.c, silentLogger);
     ends.hold(share, y.c, silentLogger);
     ends.hold(other, z.c, silentLogger);
-    expect(ends.endAll('share:s1', 'the share link of this connection was revoked')).toBe(2);
+    const revoked = new BindingError('UNAUTHENTICATED', 'the share link of this connection was revoked', { fatal: true });
+    expect(ends.endAll('share:s1', revoked)).toBe(2);
     expect([...x.ended, ...y.ended].map((e) => e.message)).toEqual(['the share link of this connection was revoked', 'the share link of this connection was revoked']);
     expect(z.ended).toEqual([]);
-    expect(ends.endAll('nobody', 'x')).toBe(0);
+    expect(ends.endAll('nobody', revoked)).toBe(0);
   });
 });

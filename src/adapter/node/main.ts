@@ -36,10 +36,11 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   attach: {
-    synopsis: 'attach <attach-url | session> [--token T] [--observe] [--binary] [--clipboard] [--label L]',
+    synopsis: 'attach <attach-url | page-url | session> [--token T] [--observe] [--binary] [--clipboard] [--label L]',
     help: [
       'attach this terminal to a session (detach: Ctrl-] then d; Ctrl-] c take control);',
-      'a session is an id, a unique prefix of one, or a label; the token may come from',
+      'a session is an id, a unique prefix of one, or a label; a page-url is the web page URL',
+      "of start or a share link (its token, session and watch flag); the token may come from",
       "PTY_WS_TOKEN; exits with the session process's exit status; --clipboard lets the",
       "session's programs set your clipboard (OSC 52) through your terminal",
     ],

@@ -6,6 +6,7 @@ import { hostname, userInfo } from 'node:os';
 import { constants } from 'node:os';
 import { PtyClient } from '../../../client/pty-client.ts';
 import type { ClosedInfo, EndInfo } from '../../../client/types.ts';
+import { isShareToken, shareLinkEnded } from '../../../client/share-link.ts';
 import type { ClientConfig } from '../../../config.ts';
 import { nodeWebSocket } from '../ws-client.ts';
 import { AttachScreen } from './attach-screen.ts';
@@ -34,7 +35,10 @@ export async function attachCommand(args: AttachArgs, config: ClientConfig): Pro
     token: config.token ?? null,
     binary: args.binary,
     role: args.observe ? 'observer' : 'controller',
-    label: args.label ?? defaultLabel(),
+    // A bearer that may only watch watches, as the page does.
+    observeIfControlRefused: true,
+    // A share link's guest goes by the share's label (the server's default for it) unless named.
+    ...(args.label !== undefined || !isShareToken(config.token) ? { label: args.label ?? defaultLabel() } : {}),
     ...(tty ? { size: window() } : {}),
     webSocket: nodeWebSocket(),
     reconnect: { maxAttempts: 30 },
@@ -42,6 +46,11 @@ export async function attachCommand(args: AttachArgs, config: ClientConfig): Pro
   const screen = new AttachScreen(stdout, client, tty, sessionName(url), args.clipboard === true);
 
   let noticeShown = false;
+  // The last refusal's reason: a revoked share link ends the connection with it.
+  let refusal: string | undefined;
+  client.on('error', (e) => {
+    if (e.code === 'UNAUTHENTICATED') refusal = e.reason;
+  });
   // The local terminal answers the queries printed to it (DA, CPR, DECRQM…) on stdin, and stdin is
   // sent as input: output replayed at a rejoin (all this command ever gets replayed) is not drawn.
   // The rejoin's Keyframe repaints the screen with it folded in (the cursor is marked lost with the
@@ -114,9 +123,24 @@ export async function attachCommand(args: AttachArgs, config: ClientConfig): Pro
     screen.dispose();
     if (tty) stdout.write(RESTORE);
   }
-  const { message, status } = outcome(end, caughtSignal, url);
+  // A refused upgrade says nothing but its status to a WebSocket client: REST says why.
+  if (end.reason === 'refused' && refusal === undefined && /\b401\b/.test(end.message ?? '')) refusal = await refusalCode(url, config.token);
+  const linkEnded = shareLinkEnded(refusal);
+  const { message, status } = linkEnded && (end.reason === 'refused' || end.reason === 'gave_up') ? { message: `pty-ws: ${linkEnded}`, status: CONNECTION_FAILED } : outcome(end, caughtSignal, url);
   stderr.write(`${message}\n`);
   return status;
+}
+
+/** The `code` of the 401 the session's REST resource answers this bearer with (e.g. `share.revoked`). */
+async function refusalCode(url: string, token: string | undefined): Promise<string | undefined> {
+  try {
+    const res = await fetch(url.replace(/^ws/, 'http').replace(/\/attach$/, ''), { headers: token ? { authorization: `Bearer ${token}` } : {} });
+    if (res.status !== 401) return undefined;
+    const body = (await res.json()) as { error?: { code?: unknown } };
+    return typeof body.error?.code === 'string' ? body.error.code : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function outcome(end: EndInfo, signal: NodeJS.Signals | null, url: string): { message: string; status: number } {

@@ -6,7 +6,8 @@ import { SESSIONS_USAGE, sessionsCommand } from './sessions.ts';
 import { SHARE_BOOLEAN_FLAGS, SHARE_FLAGS, SHARE_USAGE, shareCommand } from './share.ts';
 import { printable } from './printable.ts';
 import { describeUnreachable, reportFailure } from './report.ts';
-import { resolveSession } from './resolve-session.ts';
+import { resolveDefaultSession, resolveSession } from './resolve-session.ts';
+import { parsePageUrl } from '../../../client/page-url.ts';
 
 const ATTACH_FLAGS = ['token', 'url', 'instance', 'observe', 'binary', 'clipboard', 'label'];
 const SESSIONS_FLAGS = ['token', 'url', 'instance', 'json', 'all', 'command', 'label', 'cwd', 'cols', 'rows', 'backend'];
@@ -47,19 +48,30 @@ export async function clientCommand(argv: string[], usage: string): Promise<numb
     process.stdout.write(usage);
     return args.help ? 0 : 2;
   }
-  const resolved = /^(wss?|https?):\/\//.test(target) ? target : await sessionIdOr(target, config, CANNOT_ATTACH);
+  // The page's URL (`pty-ws start`'s, a share link): its server, token, session, watch flag and
+  // label, each unless a flag says otherwise; without a session, the default session.
+  const link = parsePageUrl(target);
+  const attachConfig = link ? { serverUrl: link.origin, token: args.flags.token ?? link.token ?? config.token, instanceId: args.flags.instance ?? link.instanceId ?? config.instanceId } : config;
+  const resolved = link ? await sessionIdOr(link.sessionId ?? null, attachConfig, CANNOT_ATTACH) : /^(wss?|https?):\/\//.test(target) ? target : await sessionIdOr(target, config, CANNOT_ATTACH);
   if (typeof resolved === 'number') return resolved;
-  return attachCommand({ target: resolved, observe: Boolean(args.flags.observe), binary: Boolean(args.flags.binary), clipboard: Boolean(args.flags.clipboard), ...(args.flags.label ? { label: args.flags.label } : {}) }, config);
+  const label = args.flags.label ?? link?.label;
+  return attachCommand(
+    { target: resolved, observe: Boolean(args.flags.observe) || link?.observe === true, binary: Boolean(args.flags.binary), clipboard: Boolean(args.flags.clipboard), ...(label ? { label } : {}) },
+    attachConfig,
+  );
 }
 
 /** `attach`'s status when it cannot attach (attach.ts CONNECTION_FAILED, as ssh). */
 const CANNOT_ATTACH = 255;
 
-/** The session a whole id, an id prefix or a label names; else the problem reported and `failStatus`. */
-async function sessionIdOr(given: string, config: ClientConfig, failStatus: number): Promise<string | number> {
+/**
+ * The session a whole id, an id prefix or a label names (null: the default session); else the
+ * problem reported and `failStatus`.
+ */
+async function sessionIdOr(given: string | null, config: ClientConfig, failStatus: number): Promise<string | number> {
   const api = new SessionsApi({ origin: config.serverUrl, instanceId: config.instanceId, token: config.token ?? null });
   try {
-    const r = await resolveSession(given, api);
+    const r = given === null ? await resolveDefaultSession(api) : await resolveSession(given, api);
     if ('id' in r) return r.id;
     process.stderr.write(`pty-ws: ${r.problem}\n`);
     return failStatus;

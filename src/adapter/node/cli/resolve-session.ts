@@ -21,6 +21,13 @@ export async function resolveSession(given: string, api: Pick<SessionsApi, 'list
   return { problem: `${JSON.stringify(printable(given))} is ambiguous: it names ${matches.length} sessions (${matches.slice(0, 5).map(describe).join(', ')}${matches.length > 5 ? ', …' : ''}); give more of the id` };
 }
 
+/** The default session `pty-ws start` made that still runs (the newest, should there be several). */
+export async function resolveDefaultSession(api: Pick<SessionsApi, 'list'>): Promise<{ id: string } | { problem: string }> {
+  const live = (await api.list()).filter((s) => s.default_session === true && s.state !== 'closed');
+  const newest = live.at(-1);
+  return newest ? { id: newest.session_id } : { problem: 'no default session runs there (pty-ws start makes one): name a session, e.g. with &session=<id> in the URL' };
+}
+
 function describe(s: SessionInfo): string {
   return `${s.session_id.slice(0, 13)}… ${printable(s.label ?? s.state)}`;
 }
