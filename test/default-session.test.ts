@@ -1,7 +1,7 @@
 // The default session of `pty-ws start` across restarts on one state directory: on tmux (when the
 // PTY host has it) the shell outlives the router and the next start takes it up again, cwd and
-// all; without tmux it is native, ends with the router, and the next start makes a new one. The
-// dev token may end it.
+// all, and `pty-ws attach` rejoins it by itself; without tmux it is native, ends with the router,
+// and the next start makes a new one. The dev token may end it.
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,12 +9,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
 import { Rest } from './helpers/rest.ts';
 import { startTestServer, stopWithMultiplexers, type TestServer } from './helpers/server.ts';
+import { Tmux } from './helpers/tmux.ts';
 
 const AUTO = { PTY_WS_DEFAULT_SESSION_BACKEND: 'auto' };
+const BIN = new URL('../bin/pty-ws.js', import.meta.url).pathname;
 const servers: TestServer[] = [];
 const dirs: string[] = [];
+let tmux: Tmux | null = null;
 
 afterEach(async () => {
+  await tmux?.kill();
+  tmux = null;
   for (const s of servers.splice(0)) await stopWithMultiplexers(s);
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
@@ -26,11 +31,14 @@ async function first(env: Record<string, string>): Promise<TestServer> {
   return s;
 }
 
-/** Stops `s` and starts on its dir again as `pty-ws start` does; the new one replaces it for the clean-up. */
-async function restart(s: TestServer, env: Record<string, string>): Promise<TestServer> {
+/**
+ * Stops `s` and starts on its dir again as `pty-ws start` does (on the same port with `samePort`);
+ * the new one replaces it for the clean-up.
+ */
+async function restart(s: TestServer, env: Record<string, string>, samePort = false): Promise<TestServer> {
   servers.splice(servers.indexOf(s), 1);
   await s.stop({ keepDir: true });
-  const again = await startTestServer(env, {}, { dir: s.dir, defaultSession: true });
+  const again = await startTestServer(env, samePort ? { port: String(s.port) } : {}, { dir: s.dir, defaultSession: true });
   servers.push(again);
   return again;
 }
@@ -72,6 +80,22 @@ describe('the default session across restarts', () => {
     again.close();
     const listed = await new Rest(b.origin, b.devToken).request('GET', '');
     expect((listed.json.sessions as Array<{ label: string | null; state: string; default_session?: true }>).map((s) => [s.label, s.state, s.default_session])).toEqual([['default', 'running', true]]);
+  });
+
+  it('pty-ws attach (in a terminal) rejoins it by itself after the restart', async () => {
+    // The dev token survives the restart, as with `npm start`.
+    const env = { ...AUTO, PTY_WS_DEV_TOKEN_POLICY: 'keep' };
+    const a = await first(env);
+    const id = a.defaultSession!.id;
+    tmux = await Tmux.start(`${process.execPath} ${BIN} attach ${a.attachUrl(id)} --token ${a.devToken}`);
+    await tmux.waitFor('#');
+    // Done before the restart: input still in flight when the router stops may be lost.
+    await tmux.type('cd /tmp && echo "be:$(pwd):fore"');
+    await tmux.waitFor(/^be:\/tmp:fore$/m);
+    await restart(a, env, true);
+    await tmux.type('echo "at:$(pwd):ta"');
+    await tmux.waitFor(/^at:\/tmp:ta$/m, 30_000);
+    expect(await tmux.screen()).not.toContain('session ended');
   });
 
   it('is native without tmux: it ends with the router, and the next start makes a new one', async () => {

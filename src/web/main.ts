@@ -3,7 +3,8 @@
 // `instance=<id>` picks another instance behind the same front door (docs/deployment.md).
 import '@xterm/xterm/css/xterm.css';
 import './style.css';
-import { RestError, SessionsApi } from '../client/sessions-api.ts';
+import { RestError, SessionsApi, type SessionInfo } from '../client/sessions-api.ts';
+import { DefaultFollower } from './default-follower.ts';
 import { SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
 import { isShareToken, shareLinkEnded } from '../client/share-link.ts';
 import { byId, show } from './dom.ts';
@@ -71,10 +72,22 @@ function fragment(sessionId: string, observe: boolean): string {
 
 /** The message a failed session-list refresh showed: a later refresh that works takes it away. */
 let refreshError: string | null = null;
+/** The sessions as the last refresh listed them. */
+let known: SessionInfo[] = [];
+const follower = new DefaultFollower({
+  list: () => api.list(),
+  go: (id) => {
+    location.hash = fragment(id, new URLSearchParams(location.hash.slice(1)).get('observe') === '1');
+  },
+  waiting: (text) => {
+    const banner = byId('ended-banner');
+    banner.textContent = `${banner.textContent ?? ''} ${text}`.trim();
+  },
+});
 
 async function refresh(): Promise<void> {
   try {
-    await list.refresh(attached);
+    known = await list.refresh(attached);
     await picker.refresh(api, instanceId, !document.body.classList.contains('watch-only'));
     show(tokenForm, false);
     messages.clearError(refreshError);
@@ -83,9 +96,11 @@ async function refresh(): Promise<void> {
     if (e instanceof RestError && e.status === 401) {
       refused(e.code, `The server refused this token. ${tokenHint}`);
     } else {
-      refreshError = e instanceof Error ? e.message : String(e);
+      // fetch's own failure (a TypeError): nothing answered, as while the server restarts.
+      const unreachable = e instanceof TypeError;
+      refreshError = unreachable ? 'The server does not answer (restarting?): trying again every few seconds.' : e instanceof Error ? e.message : String(e);
       // What the list says was true when the server last answered: not necessarily now.
-      list.stale(`The server did not answer (${refreshError}): the list is from ${new Date().toLocaleTimeString()}.`);
+      list.stale(`The server did not answer${unreachable ? '' : ` (${refreshError})`}: the list is from ${new Date().toLocaleTimeString()}.`);
       showError(refreshError);
     }
   }
@@ -108,6 +123,7 @@ function route(): void {
   }
   byId('instance-name').textContent = `instance ${instanceId}`;
   if (view && attached === sessionId) return;
+  follower.stop();
   view?.dispose();
   view = null;
   attached = sessionId;
@@ -173,6 +189,8 @@ function route(): void {
       },
     },
   );
+  // A default session that ended with the server: on to the one the next start makes.
+  view.client.on('closed', (c) => follower.ended(known.find((s) => s.session_id === sessionId), c.reason));
   void view.start();
 }
 

@@ -1,5 +1,6 @@
 // The sidebar's session list: each session with its state and links to attach or watch it, a button
-// to end it, and the form that creates a new one.
+// to end it, and the form that creates a new one. Ended sessions fold away under "ended (N)", so
+// those of earlier runs do not pile up above the live ones.
 import type { SessionInfo, SessionsApi } from '../client/sessions-api.ts';
 import { h } from './dom.ts';
 
@@ -14,6 +15,9 @@ export interface SessionListUi {
 }
 
 export class SessionList {
+  /** Whether the ended fold is open: it survives the list's refreshes. */
+  private endedOpen = false;
+
   constructor(
     private readonly api: SessionsApi,
     private readonly ui: SessionListUi,
@@ -24,11 +28,26 @@ export class SessionList {
     });
   }
 
-  async refresh(current: string | null): Promise<void> {
+  /** Lists the sessions again (the one attached marked); resolves with them. */
+  async refresh(current: string | null): Promise<SessionInfo[]> {
     const sessions = await this.api.list();
     this.ui.list.classList.remove('stale');
-    this.ui.list.replaceChildren(...sessions.map((s) => this.row(s, s.session_id === current)));
-    if (sessions.length === 0) this.ui.list.append(h('li', { class: 'none' }, 'No sessions yet.'));
+    const ended = sessions.filter((s) => s.state === 'closed');
+    const rows = sessions.filter((s) => s.state !== 'closed').map((s) => this.row(s, s.session_id === current));
+    if (sessions.length === 0) rows.push(h('li', { class: 'none' }, 'No sessions yet.'));
+    if (ended.length > 0) rows.push(this.endedFold(ended, current));
+    this.ui.list.replaceChildren(...rows);
+    return sessions;
+  }
+
+  /** The ended sessions, newest first, folded unless opened (or one of them is attached). */
+  private endedFold(ended: SessionInfo[], current: string | null): HTMLLIElement {
+    const summary = h('summary', {}, `ended (${ended.length})`);
+    const fold = h('details', { class: 'ended-fold' }, summary, h('ul', {}, ...ended.reverse().map((s) => this.row(s, s.session_id === current))));
+    fold.open = this.endedOpen || ended.some((s) => s.session_id === current);
+    // Only a click decides whether it stays open (before the toggle: `open` is still the old state).
+    summary.addEventListener('click', () => (this.endedOpen = !fold.open));
+    return h('li', { class: 'ended' }, fold);
   }
 
   /** The list could not be refreshed: what it shows may no longer be true (a session "running" on a stopped server). */
