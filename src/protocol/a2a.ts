@@ -136,15 +136,23 @@ export const GetTaskPayload = v.object({ task_id: Id('task_id'), history_length:
 /** ListTasks refuses keys it does not know (a dropped filter would answer every task): parsePayload makes them A2A invalid params. */
 const listKeys = (keys: string) => (issue: v.StrictObjectIssue) => (issue.expected === 'never' ? `unknown key (it takes ${keys})` : 'must be an object');
 
+/**
+ * A2A's ListTasksRequest names the context to list; on this binding the connection's session is
+ * the only one there is (pty-ws-v1 §4.4), and naming another is refused before this is read
+ * (src/hub/attachment.ts), so a context here is the connection's own and changes nothing.
+ */
+const contextKeys = { context_id: v.optional(v.nullable(v.string())), contextId: v.optional(v.nullable(v.string())) };
+
 export const ListTasksPayload = v.strictObject(
   {
     page_size: v.optional(v.nullable(v.pipe(v.number('page_size must be a number'), v.integer(), v.minValue(1, 'page_size must be 1..100'), v.maxValue(100, 'page_size must be 1..100')))),
     page_token: v.optional(v.nullable(v.string())),
-    filter: v.optional(v.nullable(v.strictObject({ status: v.optional(v.picklist(TASK_STATES, `filter.status must be one of ${TASK_STATES.join(', ')}`)) }, listKeys('status')))),
+    filter: v.optional(v.nullable(v.strictObject({ status: v.optional(v.picklist(TASK_STATES, `filter.status must be one of ${TASK_STATES.join(', ')}`)), ...contextKeys }, listKeys('status, context_id')))),
     history_length: v.optional(v.nullable(HistoryLength)),
     include_artifacts: v.optional(v.nullable(v.boolean())),
+    ...contextKeys,
   },
-  listKeys('page_size, page_token, filter, history_length, include_artifacts'),
+  listKeys('page_size, page_token, filter, history_length, include_artifacts, context_id'),
 );
 export type ListTasksPayload = v.InferOutput<typeof ListTasksPayload>;
 
