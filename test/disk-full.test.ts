@@ -1,4 +1,4 @@
-// A full disk under the database: REST says so by name (507 STORAGE_FULL), not an opaque 500, and
+// A full disk under the database: REST says so by name (507 storage_full), not an opaque 500, and
 // the server lives on and works again once there is room (docs/security.md, item 9). A real libSQL
 // file on a real 4 MiB tmpfs, filled by a file; mounting needs root.
 import { execFileSync } from 'node:child_process';
@@ -51,7 +51,7 @@ describe.skipIf(!IS_ROOT)('a full disk under the database (skipped unless root: 
 
     const full = await rest.request('POST', '', { label: 'while full' });
     expect(full.status).toBe(507);
-    expect(full.json.error).toMatchObject({ code: 'STORAGE_FULL', message: expect.stringContaining("the database's disk is full: the change was not stored") });
+    expect(full.json.error).toMatchObject({ code: 'storage_full', message: expect.stringContaining("the database's disk is full: the change was not stored") });
 
     rmSync(filler);
     await rest.create({ label: 'after' });
