@@ -100,7 +100,9 @@ describe('the packed package', () => {
     server.proc.kill('SIGTERM');
     expect(await server.exit).toBe(0);
     // Neither worker thread (screens, log commits) nor anything else failed to load or run.
-    expect(server.stderr()).not.toMatch(/"level":"(error|warn)"/);
+    // (As root, the PTY host's warning that sessions run unconfined is meant: docs/security.md.)
+    const complaints = server.stderr().split('\n').filter((l) => /"level":"(error|warn)"/.test(l) && !l.includes('sessions run as root, unconfined'));
+    expect(complaints).toEqual([]);
   }, 90_000);
 
   it('runs the PTY host on its own (pty-ws pty-host)', async () => {
