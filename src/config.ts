@@ -145,6 +145,12 @@ const SETTINGS = {
     schema: int(0, 1_000_000),
     help: `places of PTY_WS_MAX_CONNECTIONS_PER_INSTANCE only pty:admin may take, so an administrator can always get in (default 1/${ADMIN_RESERVED_SHARE} of it: 8 of 256); fewer than it`,
   },
+  a2aContextIdleSeconds: {
+    env: 'PTY_WS_A2A_CONTEXT_IDLE_SECONDS',
+    default: '600',
+    schema: int(0, 31_536_000),
+    help: 'a session an A2A message started (no contextId) ends after this long with no task and no attached client; 0 = never (docs/a2a.md)',
+  },
   pushAllowHosts: {
     env: 'PTY_WS_PUSH_ALLOW_HOSTS',
     default: () => '',

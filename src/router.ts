@@ -36,6 +36,7 @@ import { WebhookSender } from './a2a/push-sender.ts';
 import { PushWorker } from './a2a/push-worker.ts';
 import { messagePushConfig } from './a2a/push-configs.ts';
 import { WebhookPolicy } from './a2a/webhook-policy.ts';
+import { IdleContexts } from './a2a/idle-contexts.ts';
 
 /** Where the sessions' terminal emulators run (this thread, a worker thread, a Web Worker). */
 export interface ScreenService {
@@ -216,6 +217,8 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   const push = { store: store.push, sender: webhooks, clock, maxConfigsPerTask: config.push.maxConfigsPerTask };
   const pushWorker = new PushWorker({ ...push, instanceId: config.instanceId, owner: randomToken(), settings: config.push, timers, logger, metrics });
   const unwatchPush = store.onPushQueued(() => pushWorker.wake());
+  // Sessions A2A messages started end once idle (docs/a2a.md); `hub` is set before any is loaded.
+  const idleContexts = new IdleContexts({ kill: (id) => hub.kill(id), quietSince: (id) => tasks.quietSince(id), clock, timers, logger, idleMs: config.a2aContextIdleSeconds * 1000 });
   const hub = new SessionHub({
     config,
     store,
@@ -228,7 +231,10 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     ops: taskOps(tasks, (p, raw, continuing) => messagePushConfig(push, p, raw, continuing)),
     replayFilter: tasks.replayFilter,
     // The task runner follows each terminal from the start: whether a human is mid-line matters later.
-    sessionLoaded: (session) => tasks.forSession(session),
+    sessionLoaded: (session) => {
+      tasks.forSession(session);
+      idleContexts.loaded(session);
+    },
     trace: runtime.trace,
   });
   try {
@@ -237,6 +243,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     await hub.start(recovery.hostEvents);
   } catch (e) {
     unwatchPush();
+    idleContexts.stop();
     await (ptyHost.startedHere() ? ptyHost.stop() : ptyHost.close());
     await screens.close();
     await lease.release();
@@ -305,6 +312,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
       const managed = (await ptyHost.host.list().catch(() => [])).filter((s) => s.backend !== 'native' && s.pid > 0);
       const stopHost = ptyHost.owned() && managed.length === 0;
       if (ptyHost.owned() && !stopHost) logger.log('info', 'leaving the PTY host running: it runs multiplexer sessions', { pid: ptyHost.pid(), sessions: managed.length });
+      idleContexts.stop();
       await hub.shutdown(stopHost);
       dropConnections?.();
       // What is still undelivered stays in the outbox for the next start.

@@ -50,6 +50,8 @@ export class SessionTasks {
   private closed: boolean;
   private readonly gate: TerminalGate;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  /** When the last unfinished task finished (ms); 0 before any did. */
+  private lastFinished = 0;
   private interruptTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
@@ -103,6 +105,11 @@ export class SessionTasks {
     else this.queue.push(run);
     this.pump();
     return run;
+  }
+
+  /** Null while a task is unfinished; else when the last one finished (0: none ever ran). */
+  quietSince(): number | null {
+    return this.runs.size > 0 ? null : this.lastFinished;
   }
 
   /** Resolves once the run is terminal and stored. */
@@ -361,6 +368,7 @@ export class SessionTasks {
     if (queued >= 0) this.queue.splice(queued, 1);
     if (this.running === run) this.running = null;
     const now = this.deps.clock.now();
+    this.lastFinished = now;
     const message = agentMessage(run.task, text, metadata, now);
     const position = run.task.history?.length ?? 0;
     const artifacts = artifact ? [...(run.task.artifacts ?? []), artifact] : run.task.artifacts;
