@@ -5,7 +5,7 @@
 import * as v from 'valibot';
 import type { Principal } from '../auth/principal.ts';
 import { BindingError } from '../errors.ts';
-import { base64ToBytes, base64urlEncode, uuidv7 } from '../ids.ts';
+import { base64urlEncode, base64urlToText, uuidv7 } from '../ids.ts';
 import type { Clock, PushConfigRecord, PushStore } from '../ports.ts';
 import { WebhookRefused, type WebhookSender } from './push-sender.ts';
 import { ListPushConfigsParams, PushConfigIdParams, PushConfigParams, type PushConfigAnswer } from './push-requests.ts';
@@ -128,9 +128,7 @@ function answer(rec: PushConfigRecord): PushConfigAnswer {
 }
 
 function afterKey(token: string): string {
-  const std = token.replace(/-/g, '+').replace(/_/g, '/');
-  const bytes = base64ToBytes(std + '='.repeat((4 - (std.length % 4)) % 4));
-  const key = bytes && new TextDecoder().decode(bytes);
+  const key = base64urlToText(token);
   if (!key || !v.is(v.pipe(v.string(), v.regex(/^[0-9a-f-]{36}$/)), key)) throw invalidParams('pageToken is not one this server issued: pass nextPageToken from a previous answer');
   return key;
 }
