@@ -20,15 +20,16 @@ export interface JsonRpcRequest {
 export type JsonRpcForward = (c: Context, principal: Principal, req: JsonRpcRequest) => Promise<Response | undefined>;
 type Method = (a2a: A2aOperations, p: Principal, params: unknown) => Promise<unknown>;
 
-const PUSH_CONFIG_METHODS = ['CreateTaskPushNotificationConfig', 'GetTaskPushNotificationConfig', 'ListTaskPushNotificationConfigs', 'DeleteTaskPushNotificationConfig'];
-
 const METHODS: Record<string, Method> = {
   SendMessage: (a2a, p, params) => a2a.sendMessage(p, params),
   GetTask: (a2a, p, params) => a2a.getTask(p, params),
   ListTasks: (a2a, p, params) => a2a.listTasks(p, params),
   CancelTask: (a2a, p, params) => a2a.cancelTask(p, params),
   GetExtendedAgentCard: async (a2a) => a2a.extendedAgentCard(),
-  ...Object.fromEntries(PUSH_CONFIG_METHODS.map((m): [string, Method] => [m, async (a2a, p) => a2a.pushConfig(p)])),
+  CreateTaskPushNotificationConfig: (a2a, p, params) => a2a.createPushConfig(p, params),
+  GetTaskPushNotificationConfig: (a2a, p, params) => a2a.getPushConfig(p, params),
+  ListTaskPushNotificationConfigs: (a2a, p, params) => a2a.listPushConfigs(p, params),
+  DeleteTaskPushNotificationConfig: (a2a, p, params) => a2a.deletePushConfig(p, params),
 };
 const STREAMING: Record<string, (a2a: A2aOperations, p: Principal, params: unknown) => Promise<AsyncIterable<unknown>>> = {
   SendStreamingMessage: (a2a, p, params) => a2a.streamMessage(p, params),

@@ -17,6 +17,8 @@ export interface Call {
   principal: Principal;
   /** The `{id}` of a task path. */
   id: string;
+  /** The `{configId}` of a push-config path. */
+  sub: string;
   query: URLSearchParams;
   body: () => Promise<unknown>;
 }
@@ -43,8 +45,10 @@ const ROUTES: Route[] = [
   { method: 'POST', path: new RegExp(`^/tasks/${TASK}:cancel$`), run: async (r) => ({ json: await r.a2a.cancelTask(r.principal, { ...(await bodyObject(r)), id: r.id }) }), forward: 'cancel' },
   { method: 'POST', path: new RegExp(`^/tasks/${TASK}:subscribe$`), stream: true, run: async (r) => ({ stream: await r.a2a.subscribe(r.principal, { id: r.id }) }), forward: 'subscribe' },
   { method: 'GET', path: new RegExp(`^/tasks/${TASK}:subscribe$`), stream: true, run: async (r) => ({ stream: await r.a2a.subscribe(r.principal, { id: r.id }) }), forward: 'subscribe' },
-  ...(['POST', 'GET'] as const).map((method): Route => ({ method, path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs$`), run: async (r) => r.a2a.pushConfig(r.principal) })),
-  ...(['GET', 'DELETE'] as const).map((method): Route => ({ method, path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs/[^/]+$`), run: async (r) => r.a2a.pushConfig(r.principal) })),
+  { method: 'POST', path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs$`), run: async (r) => ({ json: await r.a2a.createPushConfig(r.principal, { ...(await bodyObject(r)), taskId: r.id }) }) },
+  { method: 'GET', path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs$`), run: async (r) => ({ json: await r.a2a.listPushConfigs(r.principal, { taskId: r.id, pageSize: numberParam(r.query, 'pageSize'), pageToken: r.query.get('pageToken') ?? undefined }) }) },
+  { method: 'GET', path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs/${TASK}$`), run: async (r) => ({ json: await r.a2a.getPushConfig(r.principal, { taskId: r.id, id: r.sub }) }) },
+  { method: 'DELETE', path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs/${TASK}$`), run: async (r) => ({ json: await r.a2a.deletePushConfig(r.principal, { taskId: r.id, id: r.sub }) }) },
   { method: 'GET', path: /^\/extendedAgentCard$/, run: async (r) => r.a2a.extendedAgentCard() },
 ];
 
@@ -64,9 +68,9 @@ export function restHandler(deps: AppDeps, a2a: A2aOperations, prefix: RegExp, c
       const route = matches.find((r) => r.method === c.req.method);
       if (!route && matches.length > 0) throw new BindingError('INVALID_REQUEST', `${c.req.method} is not allowed on ${rel}`, { a2a: A2A_ERRORS.methodNotAllowed, http: 405 });
       if (!route) throw new BindingError('INVALID_REQUEST', `no A2A HTTP+JSON route ${rel}`, { a2a: A2A_ERRORS.notFound, http: 404 });
-      const id = decodeSegment(route.path.exec(rel)?.[1] ?? '');
+      const [, id = '', sub = ''] = route.path.exec(rel) ?? [];
       let body: Promise<unknown> | undefined;
-      const call: Call = { a2a, principal, id, query: new URL(c.req.url).searchParams, body: () => (body ??= jsonBody(c)) };
+      const call: Call = { a2a, principal, id: decodeSegment(id), sub: decodeSegment(sub), query: new URL(c.req.url).searchParams, body: () => (body ??= jsonBody(c)) };
       const forwarded = route.forward && (await forward?.(c, { ...route, forward: route.forward }, call));
       if (forwarded) return forwarded;
       const { value: answer, ended } = route.stream ? await admittedStream(deps, principal, () => route.run(call)) : { value: await route.run(call), ended: undefined };
@@ -90,11 +94,11 @@ function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw invalidParams(`the task id in the path is not valid percent-encoding: ${segment.slice(0, 128)}`);
+    throw invalidParams(`an id in the path is not valid percent-encoding: ${segment.slice(0, 128)}`);
   }
 }
 
-/** CancelTask may carry `metadata` in its body; an empty body is fine. */
+/** A body that is a JSON object (CancelTask's `metadata`, a push config); an empty body is fine. */
 export async function bodyObject(r: Call): Promise<Record<string, unknown>> {
   const body = await r.body();
   if (body === undefined) return {};

@@ -72,13 +72,13 @@ export function agentCard(config: Config, origins: { http: string; ws: string },
               notes:
                 "Optimal for interactive PTY attach; control-plane operations preferred via the standard JSON-RPC and HTTP+JSON interfaces (supportedInterfaces). ListTasks on this binding is scoped to the connection's session (binding §4.4 deviation); on the standard interfaces it spans this instance. " +
                 `The fleet agent (${origins.http}/fleet/.well-known/agent-card.json) spans every instance sharing this instance's database. ` +
-                'A message to a session running a shell is a command run in the live terminal (its output is the task artifact); push-notification config operations answer UNSUPPORTED_OPERATION (PushNotificationNotSupportedError).',
+                'A message to a session running a shell is a command run in the live terminal (its output is the task artifact); push-notification config operations answer UNSUPPORTED_OPERATION on this binding: manage them over the standard interfaces (SendMessage here sets one with configuration.taskPushNotificationConfig).',
             },
           ],
         }),
     capabilities: {
       streaming: true,
-      pushNotifications: false,
+      pushNotifications: true,
       extensions: [
         {
           uri: EXTENSION_URI,

@@ -21,6 +21,12 @@ const publicUrl = v.optional(
 );
 const url = v.pipe(v.string(), v.regex(/^(file:|libsql:\/\/|https?:\/\/|wss?:\/\/)/, 'a file:, libsql://, http(s):// or ws(s):// URL'));
 const logLevel = v.picklist(['debug', 'info', 'warn', 'error']);
+/** Comma-separated host names, IP addresses and CIDR ranges (`10.0.0.0/8`, `fd00::/8`, `[::1]`). */
+const hostList = v.pipe(
+  v.string(),
+  v.transform((s) => s.split(',').map((h) => h.trim()).filter(Boolean)),
+  v.check((list) => list.every((h) => /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._:-]+)(\/\d{1,3})?$/.test(h)), 'comma-separated host names, IP addresses or CIDR ranges such as hooks.internal,10.0.0.0/8'),
+);
 /** `*`, or comma-separated origins (`https://app.example.com`), normalised the way browsers send them. */
 const originList = v.optional(
   v.pipe(
@@ -139,6 +145,24 @@ const SETTINGS = {
     schema: int(0, 1_000_000),
     help: `places of PTY_WS_MAX_CONNECTIONS_PER_INSTANCE only pty:admin may take, so an administrator can always get in (default 1/${ADMIN_RESERVED_SHARE} of it: 8 of 256); fewer than it`,
   },
+  a2aContextIdleSeconds: {
+    env: 'PTY_WS_A2A_CONTEXT_IDLE_SECONDS',
+    default: '600',
+    schema: int(0, 31_536_000),
+    help: 'a session an A2A message started (no contextId) ends after this long with no task and no attached client; 0 = never (docs/a2a.md)',
+  },
+  pushAllowHosts: {
+    env: 'PTY_WS_PUSH_ALLOW_HOSTS',
+    default: () => '',
+    schema: hostList,
+    help: 'push-notification webhooks may reach these loopback, private or link-local targets: host names, addresses or CIDR ranges, comma-separated (default none; docs/security.md)',
+  },
+  pushAllowHttpLoopback: {
+    env: 'PTY_WS_PUSH_ALLOW_HTTP_LOOPBACK',
+    default: '0',
+    schema: bool01,
+    help: '1 = plain http:// webhooks to a loopback address (a receiver on this machine, which PTY_WS_PUSH_ALLOW_HOSTS must also name); else https only',
+  },
   maxSessionsPerPrincipal: { env: 'PTY_WS_MAX_SESSIONS_PER_PRINCIPAL', default: '64', schema: int(1, 1_000_000), help: 'sessions of this instance one principal may have created that have not ended, by REST or A2A; beyond: RATE_LIMITED (HTTP 429)' },
   ptySocket: { env: 'PTY_WS_PTY_SOCKET', default: (_e, p) => `${String(p.stateDir)}/pty-host.sock`, schema: str, help: 'PTY host Unix socket; if nothing listens, the router starts one' },
   defaultShell: {
@@ -211,7 +235,47 @@ export interface Config extends Settings {
   /** The clean environment every session starts from: never the server's own secrets. */
   sessionBaseEnv: Record<string, string>;
   defaultCwd: string;
+  /** Push-notification delivery (docs/a2a.md, "Push notifications"). */
+  push: PushSettings;
 }
+
+export interface PushSettings {
+  /** Tries per notification, the first included; then it is a dead letter. */
+  attempts: number;
+  /** The wait before the second try; each later wait doubles up to `maxRetryMs`, each jittered down by up to half. */
+  firstRetryMs: number;
+  maxRetryMs: number;
+  /** Longest one POST may take. */
+  timeoutMs: number;
+  /** How long a claimed notification is one router's to send (renewed per artifact chunk). */
+  leaseMs: number;
+  /** Longest the worker sleeps without looking at the outbox. */
+  idlePollMs: number;
+  /** Notifications on their way at once (each to a different config), and of them, per principal that set the configs. */
+  concurrency: number;
+  concurrencyPerPrincipal: number;
+  /** Undelivered notifications one config may have; beyond, the oldest but the first are dead letters. */
+  maxQueuedPerConfig: number;
+  /** Configs one principal may set on one task. */
+  maxConfigsPerTask: number;
+}
+
+/**
+ * Six tries over about ten minutes: waits of 20 s, 40 s, 80 s, 160 s and 300 s, each jittered
+ * down by up to half, so webhooks that failed together are not retried together.
+ */
+export const PUSH_SETTINGS: PushSettings = {
+  attempts: 6,
+  firstRetryMs: 20_000,
+  maxRetryMs: 300_000,
+  timeoutMs: 10_000,
+  leaseMs: 60_000,
+  idlePollMs: 30_000,
+  concurrency: 16,
+  concurrencyPerPrincipal: 4,
+  maxQueuedPerConfig: 256,
+  maxConfigsPerTask: 16,
+};
 
 /**
  * Upgrade attempts one principal may make per second (docs/protocol.md §1.6): generous for people and
@@ -306,6 +370,7 @@ export function loadConfig(env: Env, flags: Record<string, string> = {}): Config
     ptyHostLossGraceMs: 15_000,
     sessionBaseEnv: baseEnv(env),
     defaultCwd: env.HOME || '/',
+    push: PUSH_SETTINGS,
   };
 }
 

@@ -78,7 +78,7 @@ export class BindingError extends Error {
   readonly fatal: boolean;
   /** The close code when fatal: the table's, unless the situation names a more exact one (e.g. 4404). */
   readonly closeCode: number;
-  /** A more specific A2A error than the code's own (e.g. PushNotificationNotSupportedError for UNSUPPORTED_OPERATION). */
+  /** A more specific A2A error than the code's own (e.g. ContentTypeNotSupportedError for INVALID_REQUEST). */
   readonly a2a: A2AErrorKind | undefined;
   /** The HTTP status over REST: the table's, unless the situation names a more exact one (e.g. 507 for a full disk). */
   readonly httpStatus: number;
@@ -106,7 +106,6 @@ export class BindingError extends Error {
 
 /** A2A errors that share a binding code with others (docs/protocol.md §7.1). */
 export const A2A_ERRORS = {
-  pushNotificationNotSupported: { code: -32003, reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' },
   contentTypeNotSupported: { code: -32005, reason: 'CONTENT_TYPE_NOT_SUPPORTED' },
   /** JSON-RPC 2.0's own: the params do not fit the method (A2A's RequestMalformedError). */
   invalidParams: { code: -32602, reason: 'INVALID_PARAMS' },

@@ -79,6 +79,13 @@ export function base64ToBytes(s: string): Uint8Array | null {
   return out;
 }
 
+/** Unpadded base64url (RFC 4648 §5) as UTF-8 text; null when it is not base64url. */
+export function base64urlToText(s: string): string | null {
+  const std = s.replace(/-/g, '+').replace(/_/g, '/');
+  const bytes = base64ToBytes(std + '='.repeat((4 - (std.length % 4)) % 4));
+  return bytes && new TextDecoder().decode(bytes);
+}
+
 export async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
   return hex(new Uint8Array(digest));

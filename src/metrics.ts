@@ -13,6 +13,8 @@ export const COUNTERS = {
   keyframes_total: { help: 'Keyframes produced, by occasion', labels: ['occasion'] },
   screen_failures_total: { help: "Times a session's screen model threw (it is rebuilt from the log, up to 3 times a session)", labels: [] },
   upgrade_rejections_total: { help: 'Attach upgrades refused before the upgrade, by HTTP status', labels: ['status'] },
+  push_deliveries_total: { help: 'Push-notification POSTs, by result: delivered, or retried (a failed try with tries left)', labels: ['result'] },
+  push_dead_letters_total: { help: 'Push notifications given up on, by reason: attempts (every try failed), refused (the webhook policy refused its address at the last try), queue_full (its webhook fell too far behind)', labels: ['reason'] },
 } as const satisfies Record<string, { help: string; labels: readonly string[] }>;
 
 export const HISTOGRAMS = {

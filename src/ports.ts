@@ -151,6 +151,8 @@ export interface SessionRecord {
   createdBy: string | null;
   /** Someone has joined it: only a session that never had a member makes its first joiner controller (docs/protocol.md §5.1). */
   hadMember: boolean;
+  /** How it was made (storage/schema.ts): an `a2a` context ends after an idle time (docs/a2a.md). */
+  createdVia: 'rest' | 'a2a' | null;
 }
 
 /** A session's numbering (docs/protocol.md §3.4). */
@@ -432,6 +434,12 @@ export interface TaskWrite {
   messages?: Array<{ position: number; message: Message }>;
   /** Artifacts added to it, with their 0-based positions among its artifacts. */
   artifacts?: Array<{ position: number; artifact: Artifact }>;
+  /**
+   * Push configs set by the message that created the task (SendMessage `configuration`): stored
+   * with it, so they hear its first state. Every write also queues, for each of the task's push
+   * configs, the state it writes and the artifacts it adds (docs/a2a.md, "Push notifications").
+   */
+  pushConfigs?: PushConfigRecord[];
 }
 
 export interface TaskReadOptions {
@@ -496,4 +504,90 @@ export interface FleetTaskQuery extends TaskReadOptions {
   state?: TaskState;
   /** Only tasks whose status changed strictly after this instant (ISO-8601 UTC, as stored). */
   statusTimestampAfter?: string;
+}
+
+// ---------------------------------------------------------------- push notifications (docs/a2a.md)
+
+/** A task's webhook, as one principal set it. */
+export interface PushConfigRecord {
+  /** The row's own id, which its deliveries name. */
+  key: string;
+  taskId: string;
+  principalId: string;
+  /** The A2A `id`, unique per task and principal. */
+  configId: string;
+  url: string;
+  token: string | null;
+  authScheme: string | null;
+  authCredentials: string | null;
+  /** ISO-8601 UTC. */
+  createdAt: string;
+}
+
+/** One queued notification of the outbox, with its config's webhook. */
+export interface PushDelivery {
+  id: number;
+  configKey: string;
+  taskId: string;
+  /** Who set its config. */
+  principalId: string;
+  /** `status`: `event` is the StreamResponse JSON. `artifact`: `event` is the artifact id, sent as its chunks from `chunk` on. */
+  kind: 'status' | 'artifact';
+  event: string;
+  chunk: number;
+  /** Failed attempts so far. */
+  attempts: number;
+  url: string;
+  token: string | null;
+  authScheme: string | null;
+  authCredentials: string | null;
+}
+
+export interface PushStore {
+  /** Stores the config, replacing the principal's config of that task with the same `configId`; resolves with what is stored. */
+  saveConfig(rec: PushConfigRecord): Promise<PushConfigRecord>;
+  config(taskId: string, principalId: string, configId: string): Promise<PushConfigRecord | undefined>;
+  /** The principal's configs of the task in creation order, after the one keyed `afterKey`; `next` when more follow. */
+  configs(taskId: string, principalId: string, page: { pageSize: number; afterKey?: string }): Promise<{ configs: PushConfigRecord[]; next: string | null }>;
+  countConfigs(taskId: string, principalId: string): Promise<number>;
+  /** Deletes the config and its undelivered notifications; false when there was none. */
+  deleteConfig(taskId: string, principalId: string, configId: string): Promise<boolean>;
+  /** Up to `limit` notifications of the instance's tasks due at `now`, each the oldest of its config, none leased; soonest first. */
+  due(instanceId: string, now: number, limit: number): Promise<PushDelivery[]>;
+  /** When the instance's next notification falls due (ms), or null when none is queued. */
+  nextDue(instanceId: string): Promise<number | null>;
+  /** Takes the notification for `owner` until `leaseUntil`, unless another holds it at `now`; false when another has it. */
+  claim(id: number, owner: string, leaseUntil: number, now: number): Promise<boolean>;
+  /** Chunks before `chunk` were delivered; the lease is extended. */
+  progressed(id: number, owner: string, chunk: number, leaseUntil: number): Promise<void>;
+  /** Delivered (or given up on): the row goes. */
+  done(id: number, owner: string): Promise<void>;
+  /** A failed attempt: tried again from `nextAttemptAt`, by whichever router then claims it. */
+  failed(id: number, owner: string, attempts: number, nextAttemptAt: number, error: string): Promise<void>;
+  /** Trims each of the instance's configs to its oldest `keep` notifications; what went, per config. */
+  trim(instanceId: string, keep: number): Promise<Array<{ configKey: string; taskId: string; dropped: number }>>;
+  /** An artifact of a task, for its notification. */
+  artifact(taskId: string, artifactId: string): Promise<{ contextId: string; artifact: Artifact } | undefined>;
+}
+
+/** A timer that can be called off. */
+export interface Timer {
+  cancel(): void;
+}
+
+/** Schedules callbacks: the real clock's in production, a test's own elsewhere. */
+export interface Timers {
+  after(ms: number, fn: () => void): Timer;
+}
+
+/** Sends webhooks; the policy (which addresses may be reached) is the caller's (src/a2a/webhook-policy.ts). */
+export interface WebhookTransport {
+  /** The addresses `hostname` resolves to now; an IP literal resolves to itself. */
+  resolve(hostname: string): Promise<string[]>;
+  /**
+   * POSTs `body` to `url` over a connection to `address` (one `resolve` gave, already checked), the
+   * URL's host named in Host and in TLS (SNI, certificate check); a redirect is not followed.
+   * Resolves with the response status; rejects on a network error, after `timeoutMs`, or once `signal` aborts.
+   */
+  post(req: { url: URL; address: string; headers: Record<string, string>; body: string; timeoutMs: number; signal?: AbortSignal }): Promise<number>;
 }

@@ -17,7 +17,7 @@ import { SessionHub } from './hub/hub.ts';
 import { sessionHostCaps } from './hub/session-host.ts';
 import { defaultSession } from './hub/default-session.ts';
 import type { HubStats, Metrics } from './metrics.ts';
-import type { Clock, HopTrace, Logger, ScreenFactory, SessionRecord, Store } from './ports.ts';
+import type { Clock, HopTrace, Logger, ScreenFactory, SessionRecord, Store, Timers, WebhookTransport } from './ports.ts';
 import { holdInstanceLease } from './instance-lease.ts';
 import { startHeartbeat, type Heartbeat } from './instance-registry.ts';
 import { PTY_WS_VERSION } from './version.ts';
@@ -31,6 +31,12 @@ import { ShareService } from './shares/share-service.ts';
 import { lockStateDir, type StateLock, type StateLockPort } from './state-lock.ts';
 import { taskOps } from './tasks/ops.ts';
 import { TaskService } from './tasks/task-service.ts';
+import { randomToken } from './ids.ts';
+import { WebhookSender } from './a2a/push-sender.ts';
+import { PushWorker } from './a2a/push-worker.ts';
+import { messagePushConfig } from './a2a/push-configs.ts';
+import { WebhookPolicy } from './a2a/webhook-policy.ts';
+import { IdleContexts } from './a2a/idle-contexts.ts';
 
 /** Where the sessions' terminal emulators run (this thread, a worker thread, a Web Worker). */
 export interface ScreenService {
@@ -63,6 +69,10 @@ export interface RouterRuntime {
   journal?: JournalPort;
   /** The echo path's hop trace (docs/performance.md): undefined unless it is on. */
   trace?: HopTrace;
+  /** Where push notifications are sent (docs/a2a.md, "Push notifications"). */
+  webhooks: WebhookTransport;
+  /** The timers of background work (the push outbox); default: the runtime's setTimeout. */
+  timers?: Timers;
   /** Connects to the PTY host, starting one when nothing listens (called after the log is open). */
   connectPtyHost(): Promise<PtyHostLink>;
   /** Called once the PTY host answered. */
@@ -129,6 +139,13 @@ export function reloadThen(reload: () => Promise<boolean>, router: Pick<Router, 
   };
 }
 
+const realTimers: Timers = {
+  after(ms, fn) {
+    const t = setTimeout(fn, ms);
+    return { cancel: () => clearTimeout(t) };
+  },
+};
+
 /** Opens the log, reaches the PTY host and builds the hub and the app. Serving is the runtime's job. */
 export async function startRouter(config: Config, runtime: RouterRuntime): Promise<Router> {
   const { clock } = runtime;
@@ -193,6 +210,15 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   const sessionHost = sessionHostCaps(ptyHost.backends, ptyHost.confinement);
   const screens = runtime.startScreens();
   const tasks = new TaskService({ store: store.tasks, clock, logger });
+  const timers = runtime.timers ?? realTimers;
+  // Push notifications (docs/a2a.md): webhooks checked when set and before every POST; the outbox
+  // is delivered by this router for this instance's tasks, woken by each task write that queued one.
+  const webhooks = new WebhookSender({ transport: runtime.webhooks, policy: new WebhookPolicy(config), timeoutMs: config.push.timeoutMs });
+  const push = { store: store.push, sender: webhooks, clock, maxConfigsPerTask: config.push.maxConfigsPerTask };
+  const pushWorker = new PushWorker({ ...push, instanceId: config.instanceId, owner: randomToken(), settings: config.push, timers, logger, metrics });
+  const unwatchPush = store.onPushQueued(() => pushWorker.wake());
+  // Sessions A2A messages started end once idle (docs/a2a.md); `hub` is set before any is loaded.
+  const idleContexts = new IdleContexts({ kill: (id) => hub.kill(id), quietSince: (id) => tasks.quietSince(id), clock, timers, logger, idleMs: config.a2aContextIdleSeconds * 1000 });
   const hub = new SessionHub({
     config,
     store,
@@ -202,10 +228,13 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     sessionHost,
     screens: (cols, rows, onParsed, onFailed) => screens.create(cols, rows, onParsed, onFailed),
     metrics,
-    ops: taskOps(tasks),
+    ops: taskOps(tasks, (p, raw, continuing) => messagePushConfig(push, p, raw, continuing)),
     replayFilter: tasks.replayFilter,
     // The task runner follows each terminal from the start: whether a human is mid-line matters later.
-    sessionLoaded: (session) => tasks.forSession(session),
+    sessionLoaded: (session) => {
+      tasks.forSession(session);
+      idleContexts.loaded(session);
+    },
     trace: runtime.trace,
   });
   try {
@@ -213,6 +242,8 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     await tasks.start(config.instanceId);
     await hub.start(recovery.hostEvents);
   } catch (e) {
+    unwatchPush();
+    idleContexts.stop();
     await (ptyHost.startedHere() ? ptyHost.stop() : ptyHost.close());
     await screens.close();
     await lease.release();
@@ -225,7 +256,9 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   const shareAuth = new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId);
   const auth = new CertificateAuthenticator(shareAuth, () => clock.now());
   const shares = new ShareService({ store: store.shares, clock, instanceId: config.instanceId, endConnections: (id, error) => hub.endConnections(id, error) });
-  const a2a = new A2aControlPlane({ config, store, hub, clock, taskStore: store.tasks, tasks });
+  const a2a = new A2aControlPlane({ config, store, hub, clock, taskStore: store.tasks, tasks, push });
+  // What a previous run left undelivered (and what the start just queued: tasks it marked FAILED).
+  pushWorker.wake();
   const app = createApp({
     ...runtime.app,
     config,
@@ -244,7 +277,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
       () => clock.now(),
     ),
     a2a,
-    fleet: new FleetControlPlane({ config, local: a2a, taskStore: store.tasks, registry: store.instances, tasks }),
+    fleet: new FleetControlPlane({ config, local: a2a, taskStore: store.tasks, registry: store.instances, tasks, push }),
     ready: () =>
       readiness([
         { name: 'database', check: () => store.lastSequence('readyz') },
@@ -279,8 +312,12 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
       const managed = (await ptyHost.host.list().catch(() => [])).filter((s) => s.backend !== 'native' && s.pid > 0);
       const stopHost = ptyHost.owned() && managed.length === 0;
       if (ptyHost.owned() && !stopHost) logger.log('info', 'leaving the PTY host running: it runs multiplexer sessions', { pid: ptyHost.pid(), sessions: managed.length });
+      idleContexts.stop();
       await hub.shutdown(stopHost);
       dropConnections?.();
+      // What is still undelivered stays in the outbox for the next start.
+      unwatchPush();
+      await pushWorker.stop();
       // Unreachable for the fleet before another router may take the instance id.
       await (await heartbeat.catch(() => null))?.stop();
       await lease.release();

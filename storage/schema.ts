@@ -1,7 +1,7 @@
 // The database schema. Changing it means running `npm run db:generate` and committing the
 // new migration under storage/migrations/.
 import { getTableColumns } from 'drizzle-orm';
-import { customType, index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /** A blob as the driver gave it, as Uint8Array: a view, not a copy (Node's client hands out Buffers, the others ArrayBuffers). */
 export function bytesFromDriver(value: ArrayBuffer | Uint8Array): Uint8Array {
@@ -40,6 +40,12 @@ export const sessions = sqliteTable(
     createdBy: text('created_by'),
     /** Someone has joined it: the first joiner of a session that never had a member is controller (docs/protocol.md §5.1). */
     hadMember: integer('had_member', { mode: 'boolean' }).notNull().default(false),
+    /**
+     * How it was made: `a2a` for the context of an A2A message without contextId, which ends after
+     * an idle time (docs/a2a.md, "Contexts are sessions"); `rest` for REST's POST; null for the
+     * default session (and sessions stored before this column).
+     */
+    createdVia: text('created_via', { enum: ['rest', 'a2a'] }),
     /** Highest committed log sequence; survives a log pruned down to nothing. */
     currentSequence: integer('current_sequence').notNull().default(0),
     /**
@@ -180,3 +186,60 @@ export const instances = sqliteTable('instances', {
   /** Set by a clean stop (unreachable at once), cleared by the next start. */
   stoppedAt: integer('stopped_at'),
 });
+
+/**
+ * Push-notification configs (docs/a2a.md, "Push notifications"): a webhook for one task, set by one
+ * principal, who alone reads, lists or deletes it. Its token and credentials are kept as given: they
+ * are sent with every notification.
+ */
+export const pushConfigs = sqliteTable(
+  'push_configs',
+  {
+    /** This row's own id, which its deliveries name. */
+    key: text('key').primaryKey(),
+    taskId: text('task_id').notNull(),
+    principalId: text('principal_id').notNull(),
+    /** The config's A2A `id`: unique per task and principal. */
+    configId: text('config_id').notNull(),
+    url: text('url').notNull(),
+    token: text('token'),
+    authScheme: text('auth_scheme'),
+    authCredentials: text('auth_credentials'),
+    /** ISO-8601 UTC. */
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('push_configs_task_principal_config_idx').on(t.taskId, t.principalId, t.configId)],
+);
+
+/**
+ * The push outbox (docs/a2a.md, "Push notifications"): one row per event and config, written in the
+ * transaction that stores the task change, deleted once delivered (or given up on). Only the
+ * instance owning the task sends it, one row of a config at a time, oldest first; a router claims
+ * a row with `lease_owner`/`lease_until` before sending, so two on one database never both send it.
+ */
+export const pushDeliveries = sqliteTable(
+  'push_deliveries',
+  {
+    /** Insertion order: a config's rows are sent in this order. */
+    id: integer('id').primaryKey(),
+    configKey: text('config_key').notNull(),
+    taskId: text('task_id').notNull(),
+    instanceId: text('instance_id').notNull(),
+    /** `status`: `event` is the StreamResponse JSON. `artifact`: `event` is the artifact id, sent as its chunks. */
+    kind: text('kind', { enum: ['status', 'artifact'] }).notNull(),
+    event: text('event').notNull(),
+    /** An artifact's next chunk to send (those before it were delivered). */
+    chunk: integer('chunk').notNull().default(0),
+    /** Failed attempts so far. */
+    attempts: integer('attempts').notNull().default(0),
+    /** Milliseconds since the epoch: not sent before. */
+    nextAttemptAt: integer('next_attempt_at').notNull(),
+    /** The router run sending it now, until `lease_until` (ms). */
+    leaseOwner: text('lease_owner'),
+    leaseUntil: integer('lease_until'),
+    lastError: text('last_error'),
+    /** Milliseconds since the epoch. */
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('push_deliveries_instance_due_idx').on(t.instanceId, t.nextAttemptAt), index('push_deliveries_config_idx').on(t.configKey, t.id)],
+);

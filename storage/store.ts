@@ -17,6 +17,7 @@ import { LibsqlInstanceLeases } from './instance-leases.ts';
 import { LibsqlInstanceRegistry } from './instance-registry.ts';
 import { storeFault } from './store-fault.ts';
 import { LibsqlTaskStore } from './task-store.ts';
+import { LibsqlPushStore } from './push-store.ts';
 import { WriteQueue } from './write-queue.ts';
 
 export interface LibsqlStoreOptions {
@@ -73,6 +74,8 @@ export class LibsqlStore implements Store {
   readonly tasks: LibsqlTaskStore;
   /** Share links, written through the same writer. */
   readonly shares: LibsqlShareStore;
+  /** Push-notification configs and their outbox (docs/a2a.md), written through the same writer. */
+  readonly push: LibsqlPushStore;
   /** Which router serves which instance id, written through this store's single writer. */
   readonly leases: LibsqlInstanceLeases;
   /** The instances sharing this database and their heartbeats (docs/deployment.md), written through the same writer. */
@@ -86,6 +89,7 @@ export class LibsqlStore implements Store {
   readonly #reader: LogReader;
   readonly #lossListeners = new Set<(loss: LogLoss) => void>();
   readonly #queueListeners = new Set<QueueListener>();
+  readonly #pushListeners = new Set<() => void>();
   /** Insert statement text by row count (see logInserts). */
   readonly #insertTexts = new Map<number, string>();
   readonly #sequences: SequenceLedger;
@@ -109,7 +113,10 @@ export class LibsqlStore implements Store {
       retryDelaysMs: options.retryDelaysMs ?? [50, 200, 1000, 3000],
       logger: options.logger,
     });
-    this.tasks = new LibsqlTaskStore(db, (queries) => this.#write(queries));
+    this.tasks = new LibsqlTaskStore(db, (queries) => this.#write(queries), () => {
+      for (const listener of this.#pushListeners) listener();
+    });
+    this.push = new LibsqlPushStore(db, (queries) => this.#write(queries));
     this.shares = new LibsqlShareStore(db, (queries) => this.#write(queries));
     this.leases = new LibsqlInstanceLeases(db, (queries) => this.#write(queries));
     this.instances = new LibsqlInstanceRegistry(db, (queries) => this.#write(queries));
@@ -287,6 +294,12 @@ export class LibsqlStore implements Store {
   onLogLoss(listener: (loss: LogLoss) => void): () => void {
     this.#lossListeners.add(listener);
     return () => this.#lossListeners.delete(listener);
+  }
+
+  /** Calls `listener` after every task write that queued push notifications. Returns the unsubscribe. */
+  onPushQueued(listener: () => void): () => void {
+    this.#pushListeners.add(listener);
+    return () => this.#pushListeners.delete(listener);
   }
 
   watchQueue(listener: QueueListener): () => void {

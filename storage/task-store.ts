@@ -5,15 +5,19 @@ import { UNFINISHED_STATES, type Artifact, type Message, type Task, type TaskSta
 import type { FleetTaskPage, FleetTaskQuery, InstanceTaskQuery, TaskCursor, TaskOwner, TaskPage, TaskReadOptions, TaskStore, TaskWrite } from '../src/ports.ts';
 import { instances, sessions, taskArtifacts, taskMessages, tasks } from './schema.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
+import { pushFanOut } from './push-store.ts';
 
 export class LibsqlTaskStore implements TaskStore {
   constructor(
     private readonly db: StoreDatabase,
     /** The store's writer: runs the queries as one write transaction, in order with every other write. */
-    private readonly write: (queries: BuiltQuery[]) => Promise<unknown>,
+    private readonly write: (queries: BuiltQuery[]) => Promise<Array<{ rowsAffected: number }>>,
+    /** Told after a write that queued push notifications (docs/a2a.md, "Push notifications"). */
+    private readonly pushQueued: () => void = () => undefined,
   ) {}
 
-  async saveTask({ task, messages = [], artifacts = [] }: TaskWrite): Promise<void> {
+  async saveTask(write: TaskWrite): Promise<void> {
+    const { task, messages = [], artifacts = [] } = write;
     const { history: _history, artifacts: _artifacts, ...row } = task;
     const at = task.status.timestamp;
     const set = { state: task.status.state, statusTimestamp: at, task: row as Record<string, unknown>, updatedAt: at };
@@ -43,7 +47,10 @@ export class LibsqlTaskStore implements TaskStore {
       }));
       queries.push(this.db.insert(taskArtifacts).values(rows).onConflictDoUpdate({ target: [taskArtifacts.taskId, taskArtifacts.artifactId], set: { artifact: sql`excluded.artifact` } }));
     }
-    await this.write(queries);
+    // In the same transaction: a notification is queued exactly when the change it announces is stored.
+    const own = queries.length;
+    const results = await this.write([...queries, ...pushFanOut(this.db, write)]);
+    if (results.slice(own).some((r) => r.rowsAffected > 0)) this.pushQueued();
   }
 
   async getTask(contextId: string, taskId: string, opts: TaskReadOptions): Promise<Task | undefined> {

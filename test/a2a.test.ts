@@ -48,7 +48,7 @@ describe('the AgentCard leads a generic A2A client to the standard bindings', ()
       { url: endpoint('rest'), protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
       { url: `${server.wsOrigin}/agents/local/sessions/{session_id}/attach`, protocolBinding: 'https://agentic-sandbox.aiwg.io/bindings/pty-ws/v1', protocolVersion: '1.0' },
     ]);
-    expect(card).toMatchObject({ capabilities: { streaming: true, pushNotifications: false }, securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'bearer' } } } });
+    expect(card).toMatchObject({ capabilities: { streaming: true, pushNotifications: true }, securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'bearer' } } } });
     // With no preference, the SDK takes the card's first interface it speaks.
     const client = await a2aClient(server.origin, ctl.token, 'JSONRPC');
     expect(client.protocolVersion).toBe('1.0');
@@ -323,8 +323,8 @@ describe('JSON-RPC envelope errors', () => {
     expect(notFound).toMatchObject({ body: { id: 3, error: { code: -32001, data: [{ reason: 'TASK_NOT_FOUND' }] } } });
     const plain = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ListTasks', params: {} }), ctl.token, { 'content-type': 'text/plain' });
     expect(plain.body.error?.code).toBe(-32005);
-    const push = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'CreateTaskPushNotificationConfig', params: { taskId: 'x', url: 'http://127.0.0.1:1/hook' } }));
-    expect(push.body.error).toMatchObject({ code: -32003, data: [{ reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' }] });
+    const push = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'CreateTaskPushNotificationConfig', params: { taskId: 'x', url: 'https://hooks.example.com/a2a' } }));
+    expect(push.body).toMatchObject({ id: 5, error: { code: -32001, data: [{ reason: 'TASK_NOT_FOUND' }] } });
     const pushObserver = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'ListTaskPushNotificationConfigs', params: { taskId: 'x' } }), obs.token);
     expect(pushObserver.status).toBe(403);
     const refused = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'SendMessage', params: { message: userText('true') } }), obs.token);
@@ -342,7 +342,10 @@ describe('JSON-RPC envelope errors', () => {
     const auth = { authorization: `Bearer ${ctl.token}`, 'content-type': 'application/json' };
     const push = await fetch(`${endpoint('rest')}/tasks/x/pushNotificationConfigs`, { method: 'POST', headers: auth, body: '{}' });
     expect(push.status).toBe(400);
-    expect(await push.json()).toMatchObject({ error: { code: 400, status: 'FAILED_PRECONDITION', details: [{ reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' }] } });
+    expect(await push.json()).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringMatching(/url is required/), details: [{ reason: 'INVALID_PARAMS' }] } });
+    const pushConfig = await fetch(`${endpoint('rest')}/tasks/x/pushNotificationConfigs/c1`, { headers: auth });
+    expect(pushConfig.status).toBe(404);
+    expect(await pushConfig.json()).toMatchObject({ error: { code: 404, status: 'NOT_FOUND', details: [{ reason: 'TASK_NOT_FOUND' }] } });
     expect((await fetch(`${endpoint('rest')}/tasks/x:frobnicate`, { method: 'POST', headers: auth })).status).toBe(404);
     expect((await fetch(`${endpoint('rest')}/message:send`, { method: 'GET', headers: auth })).status).toBe(405);
     const badEscape = await fetch(`${endpoint('rest')}/tasks/%E0%A4%A`, { headers: auth });

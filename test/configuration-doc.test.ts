@@ -58,12 +58,12 @@ describe('the README configuration table', () => {
     const rows = settingRows(section(README, '## Configuration'));
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) {
-      const names = row[0]!.match(/PTY_WS_[A-Z_]+/g) ?? [];
+      const names = row[0]!.match(/PTY_WS_[A-Z0-9_]+/g) ?? [];
       for (const env of names) expect(known.has(env), env).toBe(true);
       const only = names.length === 1 ? known.get(names[0]!) : undefined;
       if (only?.default != null) expect(row[1], only.env).toBe(`\`${only.default}\``);
     }
-    const documented = new Set(rows.flatMap((r) => r[0]!.match(/PTY_WS_[A-Z_]+/g) ?? []));
+    const documented = new Set(rows.flatMap((r) => r[0]!.match(/PTY_WS_[A-Z0-9_]+/g) ?? []));
     expect(settingsList().filter((s) => !documented.has(s.env)).map((s) => s.env)).toEqual([]);
   });
 });

@@ -55,6 +55,7 @@ function session(instanceId: string, createdAt: string): SessionRecord {
     closeReason: null,
     createdBy: null,
     hadMember: false,
+    createdVia: null,
   };
 }
 

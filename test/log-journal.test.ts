@@ -52,6 +52,7 @@ const record = (id: string): SessionRecord => ({
   closeReason: null,
   createdBy: null,
   hadMember: false,
+  createdVia: null,
 });
 
 const entry = (sessionId: string, sequence: number, text = `out-${sequence}`): LogEntry => ({

@@ -37,6 +37,7 @@ const session: SessionRecord = {
   closeReason: null,
   createdBy: null,
   hadMember: false,
+  createdVia: null,
 };
 
 const frame = (sequence: number): LogEntry => ({

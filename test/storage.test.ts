@@ -42,6 +42,7 @@ function session(id: string, overrides: Partial<SessionRecord> = {}): SessionRec
     closeReason: null,
     createdBy: 'alice',
     hadMember: false,
+    createdVia: null,
     ...overrides,
   };
 }

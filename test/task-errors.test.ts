@@ -65,13 +65,15 @@ describe('error codes of the task operations', () => {
     c.close();
   });
 
-  it('UNSUPPORTED_OPERATION (PushNotificationNotSupportedError) for push-notification configs', async () => {
+  it('UNSUPPORTED_OPERATION for the push-notification config operations (binding §4.7: the standard bindings have them); a webhook SendMessage cannot use is invalid', async () => {
     const c = await client(await session());
     for (const op of ['SetTaskPushNotificationConfig', 'GetTaskPushNotificationConfig', 'ListTaskPushNotificationConfig', 'DeleteTaskPushNotificationConfig']) {
-      const p = await fails(c, op, { task_id: uuidv7() }, 'UNSUPPORTED_OPERATION', -32003);
-      expect(p.a2a_error).toMatchObject({ data: [{ reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' }] });
+      const p = await fails(c, op, { task_id: uuidv7() }, 'UNSUPPORTED_OPERATION', -32004);
+      expect(p.message).toMatch(/JSON-RPC or HTTP\+JSON/);
     }
-    await fails(c, 'SendMessage', { message: text('echo x'), configuration: { taskPushNotificationConfig: { url: 'https://example.test/hook' } } }, 'UNSUPPORTED_OPERATION', -32003);
+    const refused = await fails(c, 'SendMessage', { message: text('echo x'), configuration: { taskPushNotificationConfig: { url: 'https://10.0.0.1/hook' } } }, 'INVALID_REQUEST', -32602);
+    expect(refused.message).toMatch(/10\.0\.0\.1, a private address/);
+    await fails(c, 'SendMessage', { message: text('echo x'), configuration: { taskPushNotificationConfig: { url: 'https://hooks.example.com/a2a', token: 'line\nbreak' } } }, 'INVALID_REQUEST', -32602);
     c.close();
   });
 

@@ -28,7 +28,7 @@ describe('conformance scenario 2: the six core operations round-trip', () => {
     expect(card.bindings[0]!.operations).toEqual(six);
     expect(card.bindings[0]!.notes).toMatch(/ListTasks.*session/);
     expect(card.bindings[0]!.notes).toMatch(/UNSUPPORTED_OPERATION/);
-    expect(card.capabilities.pushNotifications).toBe(false);
+    expect(card.capabilities.pushNotifications).toBe(true);
 
     const sent = await run(c, 'echo round-trip');
     expect(sent).toMatchObject({ contextId: (hello.payload.session as { session_id: string }).session_id, status: { state: 'TASK_STATE_COMPLETED' } });

@@ -1,13 +1,12 @@
 // The operations of A2A v1.0's standard bindings over the task service the pty-ws binding uses:
 // one task world, reached by principal rather than by connection (docs/a2a.md). Transport-free:
 // routes/a2a-jsonrpc.ts and routes/a2a-rest.ts only decode requests and encode answers.
-import { coversSession, hasScope, type Principal, type Scope } from '../auth/principal.ts';
+import { coversSession, type Principal } from '../auth/principal.ts';
 import { BindingError } from '../errors.ts';
 import type { Session } from '../hub/types.ts';
 import { uuidv7 } from '../ids.ts';
 import type { Task } from '../protocol/a2a.ts';
 import type { FleetTaskQuery, TaskPage, TaskStore } from '../ports.ts';
-import { pushUnsupported } from '../tasks/ops.ts';
 import { decodePageToken, encodePageToken } from '../tasks/page-token.ts';
 import type { SessionTasks } from '../tasks/session-tasks.ts';
 import type { Run } from '../tasks/task-run.ts';
@@ -15,12 +14,16 @@ import { taskView } from '../tasks/task-objects.ts';
 import { planMessage } from '../tasks/task-plan.ts';
 import type { TaskService } from '../tasks/task-service.ts';
 import { contextOf, type ContextDeps } from './contexts.ts';
-import { GetTaskRequest, invalidParams, ListTasksRequest, parseParams, SendMessageRequest, TaskIdRequest } from './requests.ts';
+import { PushConfigs, type PushConfigBase, type PushConfigPage } from './push-configs.ts';
+import type { PushConfigAnswer } from './push-requests.ts';
+import { GetTaskRequest, invalidParams, ListTasksRequest, parseParams, requireScope, SendMessageRequest, TaskIdRequest, taskNotFound } from './requests.ts';
 import { TaskEventStream, type StreamResponse } from './task-events.ts';
 
 export interface ControlPlaneDeps extends ContextDeps {
   taskStore: TaskStore;
   tasks: TaskService;
+  /** Push-notification configs (docs/a2a.md): their store and webhook checks; tasks are found here. */
+  push: PushConfigBase;
 }
 
 export interface ListTasksResponse {
@@ -33,10 +36,18 @@ export interface ListTasksResponse {
 const DEFAULT_PAGE_SIZE = 50;
 
 /** What the standard bindings' routes call: an instance's own agent, or the fleet agent (src/a2a/fleet-plane.ts). */
-export type A2aOperations = Pick<A2aControlPlane, 'sendMessage' | 'streamMessage' | 'getTask' | 'listTasks' | 'cancelTask' | 'subscribe' | 'pushConfig' | 'extendedAgentCard'>;
+export type A2aOperations = Pick<
+  A2aControlPlane,
+  'sendMessage' | 'streamMessage' | 'getTask' | 'listTasks' | 'cancelTask' | 'subscribe' | 'createPushConfig' | 'getPushConfig' | 'listPushConfigs' | 'deletePushConfig' | 'extendedAgentCard'
+>;
 
 export class A2aControlPlane {
-  constructor(private readonly deps: ControlPlaneDeps) {}
+  /** The four push-notification config operations, over this instance's tasks. */
+  readonly push: PushConfigs;
+
+  constructor(private readonly deps: ControlPlaneDeps) {
+    this.push = new PushConfigs({ ...deps.push, visibleTask: (p, taskId) => this.contextOfTask(p, taskId) });
+  }
 
   /** SendMessage: the task once it is terminal, or as it is at once with `returnImmediately`. */
   async sendMessage(p: Principal, params: unknown): Promise<{ task: Task }> {
@@ -101,10 +112,20 @@ export class A2aControlPlane {
     return events;
   }
 
-  /** Every push-notification config method: the scope they need, then A2A's "not supported". */
-  pushConfig(p: Principal): never {
-    requireScope(p, 'pty:control', 'configure push notifications');
-    throw pushUnsupported();
+  createPushConfig(p: Principal, params: unknown): Promise<PushConfigAnswer> {
+    return this.push.create(p, params);
+  }
+
+  getPushConfig(p: Principal, params: unknown): Promise<PushConfigAnswer> {
+    return this.push.get(p, params);
+  }
+
+  listPushConfigs(p: Principal, params: unknown): Promise<PushConfigPage> {
+    return this.push.list(p, params);
+  }
+
+  deletePushConfig(p: Principal, params: unknown): Promise<Record<string, never>> {
+    return this.push.delete(p, params);
   }
 
   /**
@@ -130,7 +151,8 @@ export class A2aControlPlane {
 
   private async submit(p: Principal, req: SendMessageRequest, events?: TaskEventStream): Promise<{ run: Run; tasks: SessionTasks }> {
     requireScope(p, 'pty:control', 'send messages');
-    if (req.configuration?.taskPushNotificationConfig !== undefined) throw pushUnsupported();
+    const pushConfig = req.configuration?.taskPushNotificationConfig;
+    const push = pushConfig === undefined ? undefined : await this.push.forMessage(p, pushConfig, req.message.taskId);
     const { message } = req;
     // The parts are checked before a session is started for them.
     planMessage(message.parts, false);
@@ -138,7 +160,7 @@ export class A2aControlPlane {
     const { session, created } = await contextOf(this.deps, p, message, contextId);
     const tasks = this.deps.tasks.forSession(session);
     try {
-      const run = await tasks.submit({ ...message, contextId: session.id }, { params: () => undefined, sender: { client_id: `a2a:${p.id}`, label: `${p.id} (A2A)` }, follower: events?.follower, accepted: events ? (task) => events.begin(task) : undefined });
+      const run = await tasks.submit({ ...message, contextId: session.id }, { params: () => undefined, sender: { client_id: `a2a:${p.id}`, label: `${p.id} (A2A)` }, follower: events?.follower, accepted: events ? (task) => events.begin(task) : undefined, push });
       // After the submit, which made the stream a follower: one already over (its credential ended meanwhile) unwatches at once.
       events?.whenEnded(() => tasks.unwatch(events.follower));
       return { run, tasks };
@@ -185,10 +207,6 @@ export function listTasksResponse(q: FleetTaskQuery, page: TaskPage): ListTasksR
   return { tasks: page.tasks, nextPageToken: page.next ? encodePageToken(page.next) : '', pageSize: q.pageSize, totalSize: page.total };
 }
 
-export function requireScope(p: Principal, scope: Scope, what: string): void {
-  if (!hasScope(p, scope)) throw new BindingError('PERMISSION_DENIED', `this bearer cannot ${what}: that needs the ${scope} scope`);
-}
-
 /**
  * The task runner's INVALID_REQUEST is about the message (an empty command, a task still queued),
  * which on JSON-RPC is the params' fault (-32602), not the envelope's (-32600).
@@ -196,10 +214,6 @@ export function requireScope(p: Principal, scope: Scope, what: string): void {
 function asParamsError(e: unknown): unknown {
   if (!(e instanceof BindingError) || e.code !== 'INVALID_REQUEST' || e.a2a !== undefined) return e;
   return invalidParams(e.message, e.metadata);
-}
-
-export function taskNotFound(taskId: string): BindingError {
-  return new BindingError('TASK_NOT_FOUND', `task ${taskId} not found`, { metadata: { taskId } });
 }
 
 export function pageCursor(token: string) {

@@ -9,8 +9,9 @@ import type { Config } from '../config.ts';
 import type { Task } from '../protocol/a2a.ts';
 import type { InstanceRecord, InstanceRegistryStore, TaskOwner, TaskStore } from '../ports.ts';
 import type { TaskService } from '../tasks/task-service.ts';
-import { listTasksQuery, listTasksResponse, requireScope, taskNotFound, type A2aControlPlane, type A2aOperations, type ListTasksResponse } from './control-plane.ts';
-import { GetTaskRequest, invalidParams, parseParams, SendMessageRequest, TaskIdRequest } from './requests.ts';
+import { listTasksQuery, listTasksResponse, type A2aControlPlane, type A2aOperations, type ListTasksResponse } from './control-plane.ts';
+import { PushConfigs, type PushConfigBase } from './push-configs.ts';
+import { GetTaskRequest, invalidParams, parseParams, requireScope, SendMessageRequest, TaskIdRequest, taskNotFound } from './requests.ts';
 
 /** The key of a task's `metadata` that names the instance owning its session (fleet answers only). */
 export const OWNER_METADATA_KEY = 'instance_id';
@@ -22,10 +23,16 @@ export interface FleetPlaneDeps {
   taskStore: TaskStore;
   registry: InstanceRegistryStore;
   tasks: TaskService;
+  /** Push configs are rows of the shared database: set here, they are sent by the instance owning the task. */
+  push: PushConfigBase;
 }
 
 export class FleetControlPlane implements A2aOperations {
-  constructor(private readonly deps: FleetPlaneDeps) {}
+  private readonly push: PushConfigs;
+
+  constructor(private readonly deps: FleetPlaneDeps) {
+    this.push = new PushConfigs({ ...deps.push, visibleTask: (p, taskId) => this.visibleTask(p, taskId) });
+  }
 
   // What runs on the serving instance: a message without a context (a new session here), or any
   // operation `messageOwner`/`taskOwner` found to be this instance's.
@@ -33,7 +40,10 @@ export class FleetControlPlane implements A2aOperations {
   streamMessage: A2aOperations['streamMessage'] = (p, params) => this.deps.local.streamMessage(p, params);
   cancelTask: A2aOperations['cancelTask'] = (p, params) => this.deps.local.cancelTask(p, params);
   subscribe: A2aOperations['subscribe'] = (p, params) => this.deps.local.subscribe(p, params);
-  pushConfig: A2aOperations['pushConfig'] = (p) => this.deps.local.pushConfig(p);
+  createPushConfig: A2aOperations['createPushConfig'] = (p, params) => this.push.create(p, params);
+  getPushConfig: A2aOperations['getPushConfig'] = (p, params) => this.push.get(p, params);
+  listPushConfigs: A2aOperations['listPushConfigs'] = (p, params) => this.push.list(p, params);
+  deletePushConfig: A2aOperations['deletePushConfig'] = (p, params) => this.push.delete(p, params);
   extendedAgentCard: A2aOperations['extendedAgentCard'] = () => this.deps.local.extendedAgentCard();
 
   /** ListTasks across every registered instance, limited to the sessions the principal may see (as GET /sessions). */

@@ -1,6 +1,7 @@
 // The request parameters of A2A v1.0's standard bindings (JSON-RPC `params`, HTTP+JSON bodies and
 // query strings), in A2A's canonical JSON: camelCase, enums by their proto names (docs/a2a.md).
 import * as v from 'valibot';
+import { hasScope, type Principal, type Scope } from '../auth/principal.ts';
 import { A2A_ERRORS, BindingError } from '../errors.ts';
 import { describeIssue } from '../protocol/envelope.ts';
 import { TASK_STATES, UserMessage } from '../protocol/a2a.ts';
@@ -59,4 +60,12 @@ export function parseParams<S extends v.GenericSchema>(schema: S, value: unknown
   const r = v.safeParse(schema, value);
   if (!r.success) throw invalidParams(where ? `${where}: ${describeIssue(r.issues[0])}` : describeIssue(r.issues[0]));
   return r.output;
+}
+
+export function requireScope(p: Principal, scope: Scope, what: string): void {
+  if (!hasScope(p, scope)) throw new BindingError('PERMISSION_DENIED', `this bearer cannot ${what}: that needs the ${scope} scope`);
+}
+
+export function taskNotFound(taskId: string): BindingError {
+  return new BindingError('TASK_NOT_FOUND', `task ${taskId} not found`, { metadata: { taskId } });
 }

@@ -18,16 +18,20 @@ export interface SessionCreationDeps {
 
 /**
  * Stores a new session of `principal` (not started: its program starts with the first join or
- * task). Throws PERMISSION_DENIED for a bearer restricted to particular sessions, INVALID_REQUEST
- * or UNSUPPORTED_OPERATION for a host this instance cannot give, RATE_LIMITED past the cap.
+ * task), marked with the route that made it (`a2a` contexts end when idle: src/a2a/idle-contexts.ts).
+ * Throws PERMISSION_DENIED for a bearer restricted to particular sessions, INVALID_REQUEST or
+ * UNSUPPORTED_OPERATION for a host this instance cannot give, RATE_LIMITED past the cap.
  */
-export async function createSession(deps: SessionCreationDeps, principal: Principal, input: CreateSession): Promise<SessionRecord> {
+export async function createSession(deps: SessionCreationDeps, principal: Principal, input: CreateSession, via: 'rest' | 'a2a'): Promise<SessionRecord> {
   const { config } = deps;
   if (principal.sessions) throw new BindingError('PERMISSION_DENIED', 'a bearer restricted to particular sessions cannot create sessions: use one it covers');
-  const rec = newSessionRecord(
-    { instanceId: config.instanceId, caps: deps.caps, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: principal.id, now: deps.clock.now() },
-    input,
-  );
+  const rec: SessionRecord = {
+    ...newSessionRecord(
+      { instanceId: config.instanceId, caps: deps.caps, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: principal.id, now: deps.clock.now() },
+      input,
+    ),
+    createdVia: via,
+  };
   const limit = config.maxSessionsPerPrincipal;
   if (!(await deps.store.createSessionWithin({ ...rec, createdBy: principal.id }, limit))) {
     throw new BindingError('RATE_LIMITED', `principal ${principal.id} already has ${limit} sessions that have not ended (PTY_WS_MAX_SESSIONS_PER_PRINCIPAL=${limit}): end some first`);

@@ -46,5 +46,6 @@ export function newSessionRecord(
     closeReason: null,
     createdBy: o.createdBy,
     hadMember: false,
+    createdVia: null,
   };
 }

@@ -1,6 +1,6 @@
 // Sec-WebSocket-Protocol negotiation (docs/protocol.md §1.2, §1.3).
 import { BindingError } from '../errors.ts';
-import { base64ToBytes } from '../ids.ts';
+import { base64urlToText } from '../ids.ts';
 import { BINARY_SUBPROTOCOL, JSON_SUBPROTOCOL } from './uris.ts';
 
 export interface Negotiated {
@@ -32,7 +32,5 @@ export function negotiate(header: string | null | undefined, headerRequired: boo
 export function bearerFromProtocols(offered: string[]): string | null {
   const entry = offered.find((p) => p.startsWith('bearer.'));
   if (!entry) return null;
-  const b64 = entry.slice('bearer.'.length).replace(/-/g, '+').replace(/_/g, '/');
-  const bytes = base64ToBytes(b64 + '='.repeat((4 - (b64.length % 4)) % 4));
-  return bytes ? new TextDecoder().decode(bytes) : null;
+  return base64urlToText(entry.slice('bearer.'.length));
 }

@@ -1,13 +1,14 @@
 // The A2A task operations of the binding (docs/protocol.md §8.1) as hub operation handlers.
-import { hasScope } from '../auth/principal.ts';
-import { A2A_ERRORS, BindingError } from '../errors.ts';
+import { hasScope, type Principal } from '../auth/principal.ts';
+import { BindingError } from '../errors.ts';
 import type { OpContext, OpHandler } from '../hub/types.ts';
+import type { PushConfigRecord } from '../ports.ts';
 import { GetTaskPayload, ListTasksPayload, SendMessagePayload, TaskIdPayload } from '../protocol/a2a.ts';
 import { decodePageToken, encodePageToken } from './page-token.ts';
 import { taskView } from './task-objects.ts';
 import type { TaskService } from './task-service.ts';
 
-/** The push-notification config operations: the binding's names (§4.7) and A2A v1.0's. */
+/** The push-notification config operations: the binding's names (§4.7) and A2A v1.0's, all answered UNSUPPORTED_OPERATION here. */
 const PUSH_CONFIG_OPS = [
   'SetTaskPushNotificationConfig',
   'CreateTaskPushNotificationConfig',
@@ -17,19 +18,24 @@ const PUSH_CONFIG_OPS = [
   'DeleteTaskPushNotificationConfig',
 ];
 
-export function taskOps(service: TaskService): Record<string, OpHandler> {
+/** Checks a SendMessage's push config (src/a2a/push-configs.ts) so it can be stored with the task it creates or `continuing`. */
+export type MessagePush = (p: Principal, raw: unknown, continuing?: string) => Promise<Omit<PushConfigRecord, 'taskId'>>;
+
+export function taskOps(service: TaskService, push: MessagePush): Record<string, OpHandler> {
   const send =
     (streaming: boolean): OpHandler =>
     async (ctx) => {
       requireControl(ctx, 'send messages');
       const { message, configuration: cfg } = ctx.payload(SendMessagePayload);
-      if (cfg?.taskPushNotificationConfig !== undefined || cfg?.pushNotificationConfig !== undefined) throw pushUnsupported();
+      // A2A v1.0 names it taskPushNotificationConfig; earlier drafts pushNotificationConfig.
+      const pushConfig = cfg?.taskPushNotificationConfig ?? cfg?.pushNotificationConfig;
       const tasks = service.forSession(ctx.session);
       const run = await tasks.submit(message, {
         params: () => ctx.serviceParameters,
         sender: { client_id: ctx.clientId, label: ctx.principal.id },
         follower: streaming ? tasks.connection(ctx) : undefined,
         accepted: streaming ? (task) => ctx.reply('SendStreamingMessage.Accepted', { task_id: task.id }) : undefined,
+        push: pushConfig === undefined ? undefined : await push(ctx.principal, pushConfig, message.taskId),
       });
       if (streaming) return;
       const answer = () => ctx.reply('SendMessage.Response', { task: taskView(run.task, cfg?.historyLength) });
@@ -76,7 +82,7 @@ export function taskOps(service: TaskService): Record<string, OpHandler> {
   };
   for (const op of PUSH_CONFIG_OPS) {
     ops[op] = () => {
-      throw pushUnsupported();
+      throw configsElsewhere();
     };
   }
   return ops;
@@ -86,8 +92,10 @@ function requireControl(ctx: OpContext, what: string): void {
   if (!hasScope(ctx.principal, 'pty:control')) throw new BindingError('PERMISSION_DENIED', `this connection's principal cannot ${what}: that needs the pty:control scope`);
 }
 
-export function pushUnsupported(): BindingError {
-  return new BindingError('UNSUPPORTED_OPERATION', 'push notifications are not supported on this server: follow tasks with SendStreamingMessage or SubscribeToTask', {
-    a2a: A2A_ERRORS.pushNotificationNotSupported,
-  });
+/** The binding's §4.7 lets a server leave the config operations to the standard bindings: this one does. */
+function configsElsewhere(): BindingError {
+  return new BindingError(
+    'UNSUPPORTED_OPERATION',
+    'push-notification configs are managed over the JSON-RPC or HTTP+JSON binding (the AgentCard lists both); on pty-ws, SendMessage sets one with configuration.taskPushNotificationConfig',
+  );
 }

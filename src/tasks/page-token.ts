@@ -1,6 +1,6 @@
 // ListTasks page tokens: opaque to clients, the position after the last task of a page.
 import { BindingError } from '../errors.ts';
-import { base64ToBytes, base64urlEncode } from '../ids.ts';
+import { base64urlEncode, base64urlToText } from '../ids.ts';
 import type { TaskCursor } from '../ports.ts';
 
 export function encodePageToken(c: TaskCursor): string {
@@ -8,10 +8,9 @@ export function encodePageToken(c: TaskCursor): string {
 }
 
 export function decodePageToken(token: string): TaskCursor {
-  const std = token.replace(/-/g, '+').replace(/_/g, '/');
-  const bytes = base64ToBytes(std + '='.repeat((4 - (std.length % 4)) % 4));
+  const text = base64urlToText(token);
   try {
-    const v: unknown = bytes ? JSON.parse(new TextDecoder().decode(bytes)) : null;
+    const v: unknown = text === null ? null : JSON.parse(text);
     if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') return { statusTimestamp: v[0], id: v[1] };
   } catch {
     // not JSON: refused below like any other foreign token

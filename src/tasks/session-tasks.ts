@@ -7,7 +7,7 @@ import { BindingError, errorPayload } from '../errors.ts';
 import type { OpContext, Session } from '../hub/types.ts';
 import { uuidv7 } from '../ids.ts';
 import type { Artifact, Task, TaskState, UserMessage } from '../protocol/a2a.ts';
-import type { LogEntry, TaskPage, TaskStore } from '../ports.ts';
+import type { LogEntry, PushConfigRecord, TaskPage, TaskStore } from '../ports.ts';
 import { CommandCapture, commandLine, isInteractiveShell, newNonce } from './shell-command.ts';
 import type { TaskConnection } from './task-connection.ts';
 import { type TaskFollowers, updateOf } from './task-followers.ts';
@@ -28,6 +28,18 @@ const CTRL_C = new Uint8Array([0x03]);
 const kindMeta = (kind: 'command' | 'input') => ({ taskKind: kind, task_kind: kind });
 const exitMeta = (exitCode: number) => ({ exitCode, exit_code: exitCode });
 
+export interface SubmitOptions {
+  params: Params;
+  sender: TaskSender;
+  follower?: TaskConnection;
+  accepted?: (task: Task) => void;
+  push?: Omit<PushConfigRecord, 'taskId'>;
+}
+
+function pushFor(taskId: string, push: SubmitOptions['push']): PushConfigRecord[] | undefined {
+  return push && [{ ...push, taskId }];
+}
+
 export class SessionTasks {
   private readonly runs = new Map<string, Run>();
   private readonly queue: Run[] = [];
@@ -38,6 +50,8 @@ export class SessionTasks {
   private closed: boolean;
   private readonly gate: TerminalGate;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  /** When the last unfinished task finished (ms); 0 before any did. */
+  private lastFinished = 0;
   private interruptTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
@@ -58,8 +72,12 @@ export class SessionTasks {
 
   // ------------------------------------------------------------------ operations
 
-  /** A new task for the message, or the running task it continues; `accepted` runs once it is stored, before any event. */
-  async submit(msg: UserMessage, o: { params: Params; sender: TaskSender; follower?: TaskConnection; accepted?: (task: Task) => void }): Promise<Run> {
+  /**
+   * A new task for the message, or the running task it continues; `accepted` runs once it is
+   * stored, before any event. `push`: a push config (already checked) stored with the task's write,
+   * so its webhook hears this state and every later one (docs/a2a.md, "Push notifications").
+   */
+  async submit(msg: UserMessage, o: SubmitOptions): Promise<Run> {
     if (msg.contextId !== undefined && msg.contextId !== this.session.id) {
       throw new BindingError('INVALID_REQUEST', `message.contextId ${JSON.stringify(msg.contextId)} is not this connection's session (${this.session.id})`);
     }
@@ -77,7 +95,7 @@ export class SessionTasks {
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
     const run: Run = { task, plan, params: o.params, sender: o.sender, done, resolveDone, capture: null, interruptTimer: null };
-    await this.record.persist(run, { messages: [{ position: 0, message }] });
+    await this.record.persist(run, { messages: [{ position: 0, message }], pushConfigs: pushFor(id, o.push) });
     this.runs.set(id, run);
     o.accepted?.(taskView(run.task));
     if (o.follower) this.followers.follow(id, o.follower);
@@ -87,6 +105,11 @@ export class SessionTasks {
     else this.queue.push(run);
     this.pump();
     return run;
+  }
+
+  /** Null while a task is unfinished; else when the last one finished (0: none ever ran). */
+  quietSince(): number | null {
+    return this.runs.size > 0 ? null : this.lastFinished;
   }
 
   /** Resolves once the run is terminal and stored. */
@@ -191,7 +214,7 @@ export class SessionTasks {
 
   // ------------------------------------------------------------------ running
 
-  private async continueRun(taskId: string, msg: UserMessage, o: { params: Params; follower?: TaskConnection; accepted?: (task: Task) => void }): Promise<Run> {
+  private async continueRun(taskId: string, msg: UserMessage, o: SubmitOptions): Promise<Run> {
     if (!this.runs.has(taskId)) {
       const task = await this.read(taskId);
       throw new BindingError('UNSUPPORTED_OPERATION', `task ${taskId} is ${task.status.state}: a finished task takes no more messages (omit taskId to start a new one)`, { metadata: { taskId } });
@@ -205,7 +228,7 @@ export class SessionTasks {
     const position = run.task.history?.length ?? 0;
     run.task = withStatus({ ...run.task, history: [...(run.task.history ?? []), message] }, 'TASK_STATE_WORKING', this.deps.clock.now());
     run.params = o.params;
-    await this.record.persist(run, { messages: [{ position, message }] });
+    await this.record.persist(run, { messages: [{ position, message }], pushConfigs: pushFor(taskId, o.push) });
     if (!this.runs.has(taskId)) {
       throw new BindingError('UNSUPPORTED_OPERATION', `task ${taskId} finished before this message could be typed into it`, { metadata: { taskId } });
     }
@@ -345,6 +368,7 @@ export class SessionTasks {
     if (queued >= 0) this.queue.splice(queued, 1);
     if (this.running === run) this.running = null;
     const now = this.deps.clock.now();
+    this.lastFinished = now;
     const message = agentMessage(run.task, text, metadata, now);
     const position = run.task.history?.length ?? 0;
     const artifacts = artifact ? [...(run.task.artifacts ?? []), artifact] : run.task.artifacts;

@@ -43,6 +43,11 @@ export class TaskService {
     return tasks;
   }
 
+  /** Null while the session has an unfinished task; else when its last task finished (0: none ran since this router started). */
+  quietSince(sessionId: string): number | null {
+    return this.sessions.get(sessionId)?.quietSince() ?? 0;
+  }
+
   /** Resolves once every task change of the session made so far is committed (a read after it sees them). */
   flushed(sessionId: string): Promise<void> {
     return this.sessions.get(sessionId)?.flushed() ?? Promise.resolve();

@@ -60,7 +60,7 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
     child: (fields) => collecting({ ...base, ...fields }),
   });
   const logger = collecting({});
-  const server = await startServer(config, { createDefaultSession: opts.defaultSession ?? opts.dir === undefined, logger, decoratePtyHost: opts.decoratePtyHost, decorateLogCommitter: opts.decorateLogCommitter, decorateScreens: opts.decorateScreens }).catch((e: unknown) => {
+  const server = await startServer(config, { createDefaultSession: opts.defaultSession ?? opts.dir === undefined, logger, decoratePtyHost: opts.decoratePtyHost, decorateLogCommitter: opts.decorateLogCommitter, decorateScreens: opts.decorateScreens, decorateWebhooks: opts.decorateWebhooks }).catch((e: unknown) => {
     if (opts.dir === undefined) rmSync(dir, { recursive: true, force: true });
     throw e;
   });

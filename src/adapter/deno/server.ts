@@ -9,6 +9,7 @@ import type { Logger } from '../../ports.ts';
 import { reloadThen, startRouter, type ServedRouter } from '../../router.ts';
 import { confinementFlags } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
+import { denoWebhookTransport } from './webhook-transport.ts';
 import { supervisedPtyHostLink } from '../../pty-host/supervised.ts';
 import { denoPtyHostRuntime } from './pty-host.ts';
 import { denoStateLockPort } from './state-lock-port.ts';
@@ -48,6 +49,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     metrics,
     stateLock: denoStateLockPort,
     journal: denoJournalPort,
+    webhooks: denoWebhookTransport(),
     fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
     connectPtyHost: () => supervisedPtyHostLink({ runtime: denoPtyHostRuntime, socketPath: absolute(config.ptySocket), logger, logLevel: config.logLevel, hostFlags: confinementFlags(config, absolute), stateDir: absolute(config.stateDir) }),
     // In this thread: Deno's Web Workers would need the emulator messages of worker-screens.ts

@@ -14,11 +14,12 @@ import { errorCode, setUpAuth } from '../../auth/setup.ts';
 import { ConfigError, type Config } from '../../config.ts';
 import { jsonLogger } from '../../logger.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
-import type { Logger, PtyHost } from '../../ports.ts';
+import type { Logger, PtyHost, WebhookTransport } from '../../ports.ts';
 import { reloadThen, startRouter, type ScreenService, type ServedRouter } from '../../router.ts';
 import { databaseFilePath, readSecretFiles, securePrivateState } from '../../private-files.ts';
 import { confinementFlags } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
+import { nodeWebhookTransport } from './webhook-transport.ts';
 import { nodeStateLockPort } from './state-lock-port.ts';
 import { withUpgradeRefusalBodies } from './upgrade-refusal.ts';
 import { supervisedPtyHostLink } from '../../pty-host/supervised.ts';
@@ -55,6 +56,8 @@ export interface StartOptions {
   decorateLogCommitter?: (committer: LogCommitter) => LogCommitter;
   /** Wraps the terminal emulators' service (a test stops their worker with it). */
   decorateScreens?: (screens: ScreenService) => ScreenService;
+  /** Wraps where push notifications go (a test makes a name resolve differently over time with it). */
+  decorateWebhooks?: (transport: WebhookTransport) => WebhookTransport;
 }
 
 export async function startServer(settings: Config, opts: StartOptions = {}): Promise<RunningServer> {
@@ -77,6 +80,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     stateLock: nodeStateLockPort,
     journal: nodeJournalPort,
     trace: hopTrace,
+    webhooks: opts.decorateWebhooks?.(nodeWebhookTransport()) ?? nodeWebhookTransport(),
     fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
     logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
     logReaderFor: fileLogReaderFor,
