@@ -102,22 +102,55 @@ async function joinEnded(ctx: FlushContext, member: Member, ignored: string[], r
   member.role = 'observer';
   member.sendUnicast(unicast.role(member.clientId, { role: 'observer', downgraded: false, reason: 'the session has ended', ignored }, last, clock.now(), requestId));
   auditMember(ctx.deps.logger, ctx.id, member, 'audit.attach', { role: 'observer', session_state: 'closed', replay_from: replay.from ?? undefined });
+  // Not a member of the ended session: it is served this one flush, to the end.
+  await readEnded(ctx, member, replay, last, { requestId, goodbye: 'session_closed', keyframe: 'always' });
+}
+
+/**
+ * A member whose Output was dropped (it fell behind) when its session ended (docs/protocol.md
+ * §6.4): it is not left with a silent gap before the Closed frame. When all it missed comes after
+ * its cursor it gets the rest of the log, read as it takes it; otherwise (another log frame reached
+ * it after the first Output dropped), or if it stops reading for the replay's stall time, or the
+ * rest cannot be read, `PTY_OUTPUT_LAGGED` and a Keyframe of the last screen follow the Closed
+ * frame, as for a replay cut short. Then its goodbye.
+ */
+export async function finishBehind(ctx: FlushContext, member: Member, closed: number, goodbye: string): Promise<void> {
+  const from = member.missedOnlyTail ? member.lastSequence : undefined;
+  member.resumeOutput();
+  await readEnded(ctx, member, { from, maxBytes: undefined }, closed, { goodbye, keyframe: 'if-cut' }).catch((e: unknown) => {
+    ctx.deps.logger.log('warn', 'the rest of an ended session could not be sent to a member that fell behind', { session: ctx.id, client_id: member.clientId, error: String(e) });
+    member.sendUnicast(unicast.lagged(member.lastSequence, closed, ctx.deps.clock.now()));
+    member.goodbye(goodbye);
+  });
+}
+
+/**
+ * The frames in (replay.from, last] as the member takes them (at least the Closed frame, `last`),
+ * its last screen where asked for or the replay was cut short (then after PTY_OUTPUT_LAGGED), and
+ * `goodbye`. The session stays loaded meanwhile.
+ */
+async function readEnded(ctx: FlushContext, member: Member, replay: Replay, last: number, opts: { requestId?: string; goodbye: string; keyframe: 'always' | 'if-cut' }): Promise<void> {
+  const { clock } = ctx.deps;
+  const { requestId } = opts;
   ctx.lifecycle.reading(true);
   try {
-    // Not a member of the ended session: it is served this one flush, to the end.
     const replayed = await sendReplay(ctx, member, replay, last, requestId, () => true);
     // At least its Closed, also after a replay cut short.
     const frames = replayed === 'sent' ? [] : await ctx.log.framesAfter(last - 1);
     await ctx.log.deliverable(last);
-    // A retired session's last screen comes back from the log, for this join only.
+    if (replayed === 'sent' && opts.keyframe === 'if-cut') {
+      member.goodbye(opts.goodbye);
+      return;
+    }
+    // A retired session's last screen comes back from the log, for this reader only.
     await ctx.screen.ensureRebuilt();
     const snap = await cut(ctx.screen.snapshot('join'));
-    if (replayed === 'cut') {
+    if (replayed !== 'sent' && (replayed === 'cut' || opts.keyframe === 'if-cut')) {
       member.sendBeforeKeyframe(frames.splice(0));
       toldLagged(member, snap, last, clock.now());
     }
     member.release(frames, snap instanceof PtyError ? unicast.ptyError(snap, last, clock.now(), requestId) : unicast.keyframe(snap, last, clock.now(), requestId));
-    member.goodbye('session_closed');
+    member.goodbye(opts.goodbye);
   } finally {
     ctx.lifecycle.reading(false);
     ctx.retireIfIdle();

@@ -7,7 +7,7 @@ import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
 import type { MembershipLists, TaskStatusUpdatePayload } from '../protocol/server-payloads.ts';
 import type { LogLoss, PtyExit, PtySessionInfo, ScreenFactory, SessionRecord } from '../ports.ts';
 import type { HubDeps } from './deps.ts';
-import { join, type FlushContext } from './flushes.ts';
+import { finishBehind, join, type FlushContext } from './flushes.ts';
 import { Lifecycle, type Ending } from './lifecycle.ts';
 import type { Member } from './member.ts';
 import { Membership } from './membership.ts';
@@ -78,7 +78,7 @@ export class LiveSession implements Session, FlushContext, RosterContext {
       signal: () => deps.pty.kill(this.id, 'SIGHUP'),
       stored: () => this.retireIfIdle(),
     });
-    this.stream = new SessionStream(this, deps.metrics);
+    this.stream = new SessionStream(this, deps.metrics, (member, closed, goodbye) => void finishBehind(this, member, closed, goodbye));
     this.retire = () => opts.retire(this);
   }
 

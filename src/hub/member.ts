@@ -30,6 +30,8 @@ export class Member {
   private lagTimer: ReturnType<typeof setInterval> | null = null;
   /** Output was dropped while lagged: it catches up with PTY_OUTPUT_LAGGED and a Keyframe. */
   private dropped = false;
+  /** The first Output frame dropped since it last caught up (0: none). */
+  private droppedFrom = 0;
   private open = true;
 
   constructor(
@@ -84,6 +86,29 @@ export class Member {
    */
   fellBehind(): void {
     if (!this.lagged && this.open) this.startLag();
+  }
+
+  /**
+   * Output was dropped for it and no flush under way repaints it: at the session's end it is owed
+   * the rest of the log, or the lag notice (flushes.ts, finishBehind).
+   */
+  get behind(): boolean {
+    return this.dropped && this.held === null;
+  }
+
+  /**
+   * Every frame it missed is after its cursor: no other log frame (a Resize, a periodic Keyframe)
+   * reached it since the first Output dropped, so the log from its cursor on is exactly the rest.
+   */
+  get missedOnlyTail(): boolean {
+    return !this.dropped || this.droppedFrom > this.cursor;
+  }
+
+  /** Output reaches it again: what it is sent next is the rest of the log from its cursor. */
+  resumeOutput(): void {
+    this.dispose();
+    this.dropped = false;
+    this.droppedFrom = 0;
   }
 
   /** The latest log-frame sequence this connection has seen: what its unicast frames carry. */
@@ -177,6 +202,7 @@ export class Member {
       if (frame.sequence <= this.outputFloor) return;
       if (!this.lagged && this.conn.bufferedAmount() > this.lag.highBytes) this.startLag();
       if (this.lagged) {
+        if (!this.dropped) this.droppedFrom = frame.sequence;
         this.dropped = true;
         return;
       }
@@ -194,6 +220,7 @@ export class Member {
       // Nothing dropped (a replay given up on, then no Output): its Keyframe has it all.
       if (!this.dropped) return;
       this.dropped = false;
+      this.droppedFrom = 0;
       this.onCaughtUp(this);
     }, this.lag.pollMs);
   }

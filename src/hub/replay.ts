@@ -49,7 +49,7 @@ export type ReplayOutcome = 'none' | 'sent' | 'cut';
  * Sends the log frames in (replay.from, upTo] this member may see, once `upTo` is deliverable;
  * stops reading once `wanted` says the member is gone.
  */
-export async function sendReplay(ctx: ReplayContext, member: Member, replay: Replay, upTo: number, requestId: string, wanted: () => boolean): Promise<ReplayOutcome> {
+export async function sendReplay(ctx: ReplayContext, member: Member, replay: Replay, upTo: number, requestId: string | undefined, wanted: () => boolean): Promise<ReplayOutcome> {
   if (replay.from === null || replay.from === undefined) return 'none';
   const pages = await ctx.log.range(replay.from, upTo);
   if (pages instanceof BindingError) {

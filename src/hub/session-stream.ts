@@ -3,6 +3,7 @@
 import type { Metrics } from '../metrics.ts';
 import type { OutputBytes } from './gathered-output.ts';
 import type { Lifecycle, Ending } from './lifecycle.ts';
+import type { Member } from './member.ts';
 import type { Membership } from './membership.ts';
 import type { SessionLog } from './session-log.ts';
 import type { SessionScreen } from './session-screen.ts';
@@ -17,6 +18,8 @@ export class SessionStream {
   constructor(
     private readonly parts: { log: SessionLog; members: Membership; screen: SessionScreen; lifecycle: Lifecycle },
     private readonly metrics: Metrics,
+    /** Serves a member that fell behind the rest of the ended session, its Closed frame and `goodbye` (flushes.ts). */
+    private readonly finishBehind: (member: Member, closed: number, goodbye: string) => void,
   ) {}
 
   /** Until the process ends, `observer` sees its output, controller input, members leaving and its end. */
@@ -63,10 +66,18 @@ export class SessionStream {
     screen.stop();
     for (const o of this.observers) o.ended?.(ending.exitCode, ending.reason);
     this.observers.clear();
-    // The goodbyes follow the Closed frame whenever it may be delivered (session-log.ts).
+    // The goodbyes follow the Closed frame whenever it may be delivered (session-log.ts). A member
+    // whose Output was dropped gets what it missed first; it starts once the session is closed
+    // (below), which keeps it loaded while that is read.
     this.parts.log.append({ kind: 'Closed', ...ending }, (frame) => {
-      members.broadcast(frame);
-      for (const m of members.all()) m.goodbye(goodbye);
+      for (const m of members.all()) {
+        if (m.behind) {
+          queueMicrotask(() => this.finishBehind(m, frame.sequence, goodbye));
+          continue;
+        }
+        m.sendLog(frame);
+        m.goodbye(goodbye);
+      }
       members.clear();
     });
     lifecycle.close(ending);
