@@ -136,7 +136,7 @@ export function a2aError(code: BindingCode, message: string, metadata: Record<st
 }
 
 /** The Error frame's code-specific fields (docs/protocol.md §7). */
-export type ErrorExtra = Partial<Pick<ErrorFramePayload, 'reason' | 'oldest_retained_sequence' | 'current_sequence'>>;
+export type ErrorExtra = Partial<Pick<ErrorFramePayload, 'reason' | 'oldest_retained_sequence' | 'current_sequence' | 'first_lost_sequence' | 'last_lost_sequence'>>;
 
 export function errorPayload(err: BindingError): ErrorFramePayload & { retryable: boolean; a2a_error: A2AError } {
   return {

@@ -8,6 +8,7 @@ export const COUNTERS = {
   bytes_out_total: { help: 'Bytes sent to clients', labels: ['kind'] },
   pty_output_bytes_total: { help: 'Bytes the PTYs printed', labels: [] },
   replay_requests_total: { help: 'Joins with replay_from, by result', labels: ['result'] },
+  replay_lost_runs_total: { help: 'Runs of lost log frames (or numbers a crash skipped) a replay crossed and declared', labels: [] },
   lagged_clients_total: { help: 'Times a client fell behind and had Output dropped (PTY_OUTPUT_LAGGED)', labels: [] },
   flow_pauses_total: { help: 'Times flow control paused PTY output, by what fell behind: screen, log or clients (one session), all_screens or all_log (every session)', labels: ['cause'] },
   keyframes_total: { help: 'Keyframes produced, by occasion', labels: ['occasion'] },

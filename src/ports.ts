@@ -193,8 +193,19 @@ export interface LogLoss {
   first: number;
   last: number;
   frames: number;
-  /** `commit_failed`: the database kept refusing the write; `queue_full`: it was unavailable so long that the write queue hit its memory cap. */
-  reason: 'commit_failed' | 'queue_full';
+  /**
+   * `commit_failed`: the database kept refusing the write; `queue_full`: it was unavailable so long
+   * that the write queue hit its memory cap; `skipped`: numbers a crash may have used, given up at
+   * the next start (docs/protocol.md §3.4).
+   */
+  reason: 'commit_failed' | 'queue_full' | 'skipped';
+}
+
+/** A run of a session's sequence numbers whose frames the log will never have (Store.lostRanges). */
+export interface LostRange {
+  first: number;
+  last: number;
+  reason: string;
 }
 
 export interface SessionPatch {
@@ -348,6 +359,12 @@ export interface Store {
    * `skipped` more are counted in the session's record.
    */
   skipSequences(sessionId: string, ceiling: number, skipped: number): Promise<void>;
+  /**
+   * The runs of the session's numbers lost for good (frames the database never took, numbers a
+   * crash skipped) that end after `after` and start at or before `upTo`, in order: a replay
+   * across one declares it (docs/protocol.md §6.2). Known losses not yet stored are included.
+   */
+  lostRanges(sessionId: string, after: number, upTo: number): Promise<LostRange[]>;
   /** An orderly stop: each session's ceiling comes down to the last number it handed out, so the next start skips none. */
   releaseSequences(last: ReadonlyMap<string, number>): Promise<void>;
   /**

@@ -53,13 +53,15 @@ export const sessions = sqliteTable(
      * ceiling is stored (docs/protocol.md §3.4), so a crash never lets a number be used twice.
      */
     sequenceCeiling: integer('sequence_ceiling').notNull().default(0),
-    /** Numbers skipped, in all, after crashes that may have lost frames (docs/protocol.md §3.4). */
+    /** Numbers skipped or lost, in all: after crashes, and log frames the database never took (docs/protocol.md §3.4). */
     skippedSequences: integer('skipped_sequences').notNull().default(0),
+    /** Bytes of this session's log rows (`frame` and `output`), kept by every commit and prune: the log budgets read it (docs/operations.md). */
+    logBytes: integer('log_bytes').notNull().default(0),
   },
-  (t) => [index('sessions_instance_id_idx').on(t.instanceId)],
+  (t) => [index('sessions_instance_id_idx').on(t.instanceId), index('sessions_creator_idx').on(t.instanceId, t.createdBy, t.state)],
 );
 
-const { currentSequence: _current, sequenceCeiling: _ceiling, skippedSequences: _skipped, ...recordColumns } = getTableColumns(sessions);
+const { currentSequence: _current, sequenceCeiling: _ceiling, skippedSequences: _skipped, logBytes: _bytes, ...recordColumns } = getTableColumns(sessions);
 /** The columns of a SessionRecord: the numbering columns are read only through the sequence ledger. */
 export const sessionRecordColumns = recordColumns;
 
@@ -79,6 +81,25 @@ export const sessionLog = sqliteTable(
     frameId: text('frame_id'),
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.sequence] })],
+);
+
+/**
+ * Runs of a session's sequence numbers whose frames the log does not have and never will: frames
+ * the database refused until the write queue gave up on them, and numbers a crash skipped
+ * (docs/protocol.md §3.4). A replay that crosses one says so (docs/protocol.md §6.2).
+ */
+export const logLosses = sqliteTable(
+  'log_losses',
+  {
+    sessionId: text('session_id').notNull(),
+    firstSequence: integer('first_sequence').notNull(),
+    lastSequence: integer('last_sequence').notNull(),
+    /** `commit_failed`, `queue_full` or `skipped` (LogLoss.reason). */
+    reason: text('reason').notNull(),
+    /** Milliseconds since the epoch. */
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.firstSequence] })],
 );
 
 /** A2A tasks; `contextId` is the session id. */

@@ -32,8 +32,10 @@ export class SequenceLedger {
     ]);
   }
 
-  async skip(sessionId: string, ceiling: number, skipped: number): Promise<void> {
+  /** `also`: written in the same transaction (the record of the run skipped). */
+  async skip(sessionId: string, ceiling: number, skipped: number, also: BuiltQuery[] = []): Promise<void> {
     await this.write([
+      ...also,
       this.db
         .update(sessions)
         .set({

@@ -1,6 +1,6 @@
 import type { InValue, ResultSet } from '@libsql/client';
 import { and, asc, count, desc, eq, lt, min, ne, sql } from 'drizzle-orm';
-import type { LogEntry, Logger, LogLoss, QueueListener, SequenceState, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
+import type { LogEntry, Logger, LogLoss, LostRange, QueueListener, SequenceState, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
 import { logInserts } from './log-insert.ts';
@@ -13,6 +13,7 @@ import { mergeBySequence, PendingLog } from './pending-log.ts';
 import { RecentLog, type RecentLogLimits } from './recent-log.ts';
 import { sessionLog, sessionRecordColumns, sessions } from './schema.ts';
 import { LibsqlShareStore } from './share-store.ts';
+import { LossRecords } from './loss-records.ts';
 import { LibsqlInstanceLeases } from './instance-leases.ts';
 import { LibsqlInstanceRegistry } from './instance-registry.ts';
 import { storeFault } from './store-fault.ts';
@@ -93,6 +94,7 @@ export class LibsqlStore implements Store {
   /** Insert statement text by row count (see logInserts). */
   readonly #insertTexts = new Map<number, string>();
   readonly #sequences: SequenceLedger;
+  readonly #losses: LossRecords;
   #journal: LogJournal | undefined;
   #closed = false;
 
@@ -121,6 +123,8 @@ export class LibsqlStore implements Store {
     this.leases = new LibsqlInstanceLeases(db, (queries) => this.#write(queries));
     this.instances = new LibsqlInstanceRegistry(db, (queries) => this.#write(queries));
     this.#sequences = new SequenceLedger(db, (queries) => this.#write(queries));
+    // Also at close, after the last log commit: a loss known then is still recorded.
+    this.#losses = new LossRecords(db, (queries) => this.#enqueue(queries), () => Date.now(), options.logger);
     this.#journal = options.journal;
   }
 
@@ -261,7 +265,12 @@ export class LibsqlStore implements Store {
   }
 
   skipSequences(sessionId: string, ceiling: number, skipped: number): Promise<void> {
-    return this.#sequences.skip(sessionId, ceiling, skipped);
+    const run = skipped > 0 ? [this.#losses.record({ sessionId, first: ceiling - skipped + 1, last: ceiling, reason: 'skipped' })] : [];
+    return this.#sequences.skip(sessionId, ceiling, skipped, run);
+  }
+
+  lostRanges(sessionId: string, after: number, upTo: number): Promise<LostRange[]> {
+    return this.#losses.ranges(sessionId, after, upTo);
   }
 
   releaseSequences(last: ReadonlyMap<string, number>): Promise<void> {
@@ -322,6 +331,7 @@ export class LibsqlStore implements Store {
       await this.#writes.flush();
     } finally {
       try {
+        await this.#losses.store();
         await this.#committer.close();
       } finally {
         this.#journal?.close();
@@ -355,7 +365,11 @@ export class LibsqlStore implements Store {
   #settled(entries: readonly LogEntry[], committed: boolean): void {
     this.#journal?.settled(entries);
     this.#pending.remove(entries);
-    if (committed) this.#recent.committed(entries);
+    if (committed) {
+      this.#recent.committed(entries);
+      // The database takes writes again: losses it could not record meanwhile are.
+      void this.#losses.store();
+    }
     if (this.#queueListeners.size === 0) return;
     let bytes = 0;
     for (const entry of entries) bytes += logEntryBytes(entry);
@@ -363,6 +377,7 @@ export class LibsqlStore implements Store {
   }
 
   #reportLosses(losses: LogLoss[]): void {
+    this.#losses.add(losses);
     for (const loss of losses) {
       for (const listener of [...this.#lossListeners]) {
         try {
@@ -376,6 +391,10 @@ export class LibsqlStore implements Store {
 
   #write(queries: BuiltQuery[]): Promise<ResultSet[]> {
     if (this.#closed) return Promise.reject(new Error('storage: the store is closed'));
+    return this.#enqueue(queries);
+  }
+
+  #enqueue(queries: BuiltQuery[]): Promise<ResultSet[]> {
     const statements = queries.map(toStatement);
     return this.#writes.exclusive(() => this.#db.$client.batch(statements, 'write')).catch((err: unknown) => {
       throw storeFault(err);

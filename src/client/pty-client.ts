@@ -191,6 +191,8 @@ export class PtyClient extends Emitter<PtyClientEvents> {
       case 'error': {
         const { code, message, reason } = msg.payload;
         if (code === 'REPLAY_OUT_OF_RANGE') this.cursor.outOfRange(msg.payload.current_sequence);
+        // Log frames lost for good (docs/protocol.md §6.2): the next Keyframe repaints the screen.
+        if (msg.payload.first_lost_sequence !== undefined) this.cursor.lost();
         this.emit('error', { code, message, source: 'binding', requestId: msg.id, ...(reason ? { reason } : {}) });
         if (msg.id !== this.joinId || code === 'REPLAY_OUT_OF_RANGE') return;
         // The refused join left this connection without a role: it may join again, to watch.

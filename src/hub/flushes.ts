@@ -12,7 +12,7 @@ import type { Lifecycle } from './lifecycle.ts';
 import type { Member } from './member.ts';
 import type { Membership } from './membership.ts';
 import type { RoleDecision } from './roles.ts';
-import { sendReplay, type Replay } from './replay.ts';
+import { sendReplay, type Replay, type ReplayOutcome } from './replay.ts';
 import type { SessionLog } from './session-log.ts';
 import type { SessionScreen } from './session-screen.ts';
 import type { LogFrame } from './types.ts';
@@ -68,7 +68,7 @@ async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecisio
   const screen = cut(ctx.screen.snapshot('join'));
   // The replay precedes the Keyframe on the wire: sent while the screen is still cutting it.
   const replayed = await sendReplay(ctx, member, replay, joined.sequence, requestId, () => ctx.members.has(member));
-  if (replayed !== 'sent') {
+  if (!reachedEnd(replayed)) {
     await ctx.log.deliverable(joined.sequence);
     member.sendBeforeKeyframe([joined]);
   }
@@ -78,6 +78,11 @@ async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecisio
     member.fellBehind();
   }
   member.release([], snap instanceof PtyError ? unicast.ptyError(snap, joined.sequence, clock.now(), requestId) : unicast.keyframe(snap, joined.sequence, clock.now(), requestId));
+}
+
+/** The replay sent every frame up to its end (the join's MembershipChanged, an ended session's Closed). */
+function reachedEnd(replayed: ReplayOutcome): boolean {
+  return replayed === 'sent' || replayed === 'crossed';
 }
 
 /** A replay cut short left a gap before the Keyframe: the client repaints from it (pty-extensions-v1 §5). */
@@ -136,8 +141,9 @@ async function readEnded(ctx: FlushContext, member: Member, replay: Replay, last
   try {
     const replayed = await sendReplay(ctx, member, replay, last, requestId, () => true);
     // At least its Closed, also after a replay cut short.
-    const frames = replayed === 'sent' ? [] : await ctx.log.framesAfter(last - 1);
+    const frames = reachedEnd(replayed) ? [] : await ctx.log.framesAfter(last - 1);
     await ctx.log.deliverable(last);
+    // A replay across a lost run is followed by a Keyframe (DECISIONS §18).
     if (replayed === 'sent' && opts.keyframe === 'if-cut') {
       member.goodbye(opts.goodbye);
       return;
@@ -145,7 +151,7 @@ async function readEnded(ctx: FlushContext, member: Member, replay: Replay, last
     // A retired session's last screen comes back from the log, for this reader only.
     await ctx.screen.ensureRebuilt();
     const snap = await cut(ctx.screen.snapshot('join'));
-    if (replayed !== 'sent' && (replayed === 'cut' || opts.keyframe === 'if-cut')) {
+    if (replayed === 'cut' || (replayed === 'none' && opts.keyframe === 'if-cut')) {
       member.sendBeforeKeyframe(frames.splice(0));
       toldLagged(member, snap, last, clock.now());
     }

@@ -31,8 +31,8 @@ export class LiveSession implements Session, FlushContext, RosterContext {
   readonly members: Membership;
   readonly lifecycle: Lifecycle;
   readonly screen: SessionScreen;
-  /** Numbers skipped after crashes (docs/protocol.md §3.4). */
-  readonly skippedSequences: number;
+  /** Numbers skipped after crashes and frames the store gave up on (docs/protocol.md §3.4). */
+  private skipped: number;
   private readonly stream: SessionStream;
   private readonly events: PtyEventQueue;
   private readonly retire: () => void;
@@ -58,7 +58,7 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     },
   ) {
     this.id = record.id;
-    this.skippedSequences = opts.skipped ?? 0;
+    this.skipped = opts.skipped ?? 0;
     this.log = new SessionLog(record.id, deps, opts.numbering);
     this.members = new Membership(deps.config);
     this.events = new PtyEventQueue(
@@ -80,6 +80,10 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     });
     this.stream = new SessionStream(this, deps.metrics, (member, closed, goodbye) => void finishBehind(this, member, closed, goodbye));
     this.retire = () => opts.retire(this);
+  }
+
+  get skippedSequences(): number {
+    return this.skipped;
   }
 
   get currentSequence(): number {
@@ -262,6 +266,7 @@ export class LiveSession implements Session, FlushContext, RosterContext {
 
   /** The store gave up on some of this session's log frames: every member already got them live, but a replay will skip them. */
   logLost(loss: LogLoss): void {
+    this.skipped += loss.frames;
     const err = lossError(loss);
     this.members.tellEach((m) => unicast.error(err, m.lastSequence, this.deps.clock.now()));
   }

@@ -5,10 +5,11 @@
 // it: the rest is not read, the client is told PTY_OUTPUT_LAGGED before its Keyframe, and its
 // Output is dropped until it reads again (member.ts). A replay of any log to a client that never
 // reads costs the router about the low mark and a slice (docs/security.md, 8).
-import type { LogEntry } from '../ports.ts';
+import type { LogEntry, LostRange } from '../ports.ts';
 import { BindingError } from '../errors.ts';
 import { entryJsonLength, logEntryBytes } from '../protocol/output-frame.ts';
 import type { HubDeps } from './deps.ts';
+import { lostInReplayError } from './log-loss.ts';
 import type { Member } from './member.ts';
 import { asFrame, REPLAY_PAGE_FRAMES, type SessionLog } from './session-log.ts';
 import { unicast } from './wire.ts';
@@ -29,7 +30,7 @@ const FIRST_PAGE_FRAMES = 16;
 export interface ReplayContext {
   readonly id: string;
   readonly log: SessionLog;
-  readonly deps: Pick<HubDeps, 'clock' | 'replayFilter'>;
+  readonly deps: Pick<HubDeps, 'clock' | 'replayFilter' | 'metrics'>;
 }
 
 /** What a join asked to have replayed: frames after `from`, at most `maxBytes` of them (docs/protocol.md §6.2). */
@@ -40,10 +41,11 @@ export interface Replay {
 
 /**
  * How a replay went: `none` asked for (or REPLAY_OUT_OF_RANGE told in its place), `sent` to the end
- * (or to the member's leaving), or `cut` short at a client that stopped reading: the frames after
- * the last one sent were not.
+ * (or to the member's leaving), `crossed`: sent to the end across a lost run it declared (a
+ * Keyframe must follow), or `cut` short at a client that stopped reading: the frames after the
+ * last one sent were not.
  */
-export type ReplayOutcome = 'none' | 'sent' | 'cut';
+export type ReplayOutcome = 'none' | 'sent' | 'crossed' | 'cut';
 
 /**
  * Sends the log frames in (replay.from, upTo] this member may see, once `upTo` is deliverable;
@@ -61,19 +63,52 @@ export async function sendReplay(ctx: ReplayContext, member: Member, replay: Rep
   let after = replay.maxBytes === undefined ? replay.from : await newestStart(pages, visible, replay.from, replay.maxBytes);
   // The replay may include frames not yet deliverable to anyone (docs/protocol.md §3.4).
   await ctx.log.deliverable(upTo);
+  const holes = new LostRuns(await ctx.log.lost(after, upTo));
   let frames = FIRST_PAGE_FRAMES;
+  let crossed = false;
   while (after < upTo) {
     // Gone meanwhile (closed, left): nothing more to read for it.
     if (!wanted() || !member.connected) return 'sent';
     if (!(await member.drained(REPLAY_STALL_MS))) return 'cut';
     if (!wanted() || !member.connected) return 'sent';
-    const page = await ctx.log.page(after, upTo, frames);
-    if (page.length === 0) break;
+    // A run lost for good is declared where it would have been (DECISIONS §18); the frames
+    // after it follow, and the next Keyframe repaints the client's screen.
+    const hole = holes.at(after);
+    if (hole) {
+      member.sendUnicast(unicast.error(lostInReplayError(hole), member.lastSequence, ctx.deps.clock.now()));
+      ctx.deps.metrics.inc('replay_lost_runs_total');
+      crossed = true;
+      after = Math.max(after, hole.last);
+      continue;
+    }
+    const end = holes.before(after, upTo);
+    const page = await ctx.log.page(after, end, frames);
+    if (page.length === 0) {
+      if (end === upTo) break;
+      after = end;
+      continue;
+    }
     const taken = sendWhileRoom(member, page, visible);
     after = page[taken - 1]!.sequence;
     frames = nextPageFrames(page, taken);
   }
-  return 'sent';
+  return crossed ? 'crossed' : 'sent';
+}
+
+/** The lost runs a replay crosses, in order. */
+class LostRuns {
+  constructor(private readonly runs: LostRange[]) {}
+
+  /** The run that starts right after `after` (or holds it), if any. */
+  at(after: number): LostRange | undefined {
+    return this.runs.find((r) => r.first <= after + 1 && r.last > after);
+  }
+
+  /** Where reading must stop before the next run after `after`: `upTo` when there is none. */
+  before(after: number, upTo: number): number {
+    const next = this.runs.find((r) => r.first > after + 1);
+    return next === undefined ? upTo : Math.min(upTo, next.first - 1);
+  }
 }
 
 /** Sends the page's slices while the member's socket has room (the first one always); the number of its entries that went. */

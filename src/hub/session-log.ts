@@ -3,7 +3,7 @@
 import { BindingError } from '../errors.ts';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Clock, HopTrace, LogEntry, Logger, Store } from '../ports.ts';
+import type { Clock, HopTrace, LogEntry, Logger, LostRange, Store } from '../ports.ts';
 import type { LogFrame, SessionEvent } from './types.ts';
 import { encodeLogFrame } from './wire.ts';
 
@@ -158,6 +158,11 @@ export class SessionLog {
       yield page;
       after = page[page.length - 1]!.sequence;
     }
+  }
+
+  /** The runs of numbers lost for good in (after, upTo] (docs/protocol.md §6.2), in order. */
+  lost(after: number, upTo: number): Promise<LostRange[]> {
+    return this.deps.store.lostRanges(this.sessionId, after, upTo);
   }
 
   /** At most `frames` entries in (after, upTo]; no check of the range. */

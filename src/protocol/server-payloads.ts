@@ -79,6 +79,9 @@ export const ErrorFramePayload = v.object({
   reason: v.optional(v.string()),
   oldest_retained_sequence: v.optional(v.nullable(seq)),
   current_sequence: v.optional(seq),
+  /** Log frames lost for good (docs/protocol.md §6.2, §7.3): the screen is repainted by the next Keyframe. */
+  first_lost_sequence: v.optional(seq),
+  last_lost_sequence: v.optional(seq),
 });
 export type ErrorFramePayload = v.InferOutput<typeof ErrorFramePayload>;
 

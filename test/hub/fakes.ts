@@ -13,6 +13,7 @@ import type {
   Clock,
   LogEntry,
   Logger,
+  LostRange,
   PtyHost,
   PtyHostListener,
   PtySessionInfo,
@@ -112,6 +113,9 @@ export class MemoryStore implements Store {
   }
   async releaseSequences(last: ReadonlyMap<string, number>): Promise<void> {
     for (const [id, sequence] of last) this.ceilings.set(id, sequence);
+  }
+  async lostRanges(): Promise<LostRange[]> {
+    return [];
   }
   async prune(sessionId: string, opts: { keepFrames: number; keepSeconds: number; now: number }): Promise<number> {
     this.prunes.push({ sessionId, keepFrames: opts.keepFrames, keepSeconds: opts.keepSeconds });
