@@ -280,7 +280,15 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     fleet: new FleetControlPlane({ config, local: a2a, taskStore: store.tasks, registry: store.instances, tasks, push }),
     ready: () =>
       readiness([
-        { name: 'database', check: () => store.lastSequence('readyz') },
+        {
+          name: 'database',
+          check: async () => {
+            await store.lastSequence('readyz');
+            // Reads may work while writes fail (a full disk): the latest write's named fault, until one gets through.
+            const fault = store.writeFault();
+            if (fault) throw new Error(`${String(fault.metadata.reason ?? fault.code)}: ${fault.message}`);
+          },
+        },
         {
           name: 'pty_host',
           check: async () => {

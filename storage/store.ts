@@ -17,6 +17,7 @@ import { LossRecords } from './loss-records.ts';
 import { LibsqlInstanceLeases } from './instance-leases.ts';
 import { LibsqlInstanceRegistry } from './instance-registry.ts';
 import { storeFault } from './store-fault.ts';
+import { BindingError } from '../src/errors.ts';
 import { LibsqlTaskStore } from './task-store.ts';
 import { LibsqlPushStore } from './push-store.ts';
 import { WriteQueue } from './write-queue.ts';
@@ -95,6 +96,7 @@ export class LibsqlStore implements Store {
   readonly #insertTexts = new Map<number, string>();
   readonly #sequences: SequenceLedger;
   readonly #losses: LossRecords;
+  #lastWriteFault: BindingError | undefined;
   #journal: LogJournal | undefined;
   #closed = false;
 
@@ -396,9 +398,29 @@ export class LibsqlStore implements Store {
 
   #enqueue(queries: BuiltQuery[]): Promise<ResultSet[]> {
     const statements = queries.map(toStatement);
-    return this.#writes.exclusive(() => this.#db.$client.batch(statements, 'write')).catch((err: unknown) => {
-      throw storeFault(err);
-    });
+    return this.#writes.exclusive(() => this.#db.$client.batch(statements, 'write')).then(
+      (result) => {
+        this.#lastWriteFault = undefined;
+        return result;
+      },
+      (err: unknown) => {
+        const fault = storeFault(err);
+        this.#noteWriteFault(fault);
+        throw fault;
+      },
+    );
+  }
+
+  /**
+   * The named storage fault the latest write failed with (STORAGE_FULL, STORAGE_READ_ONLY, …), or
+   * undefined once a write got through: /readyz reports it (docs/operations.md).
+   */
+  writeFault(): BindingError | undefined {
+    return this.#lastWriteFault;
+  }
+
+  #noteWriteFault(fault: unknown): void {
+    if (fault instanceof BindingError) this.#lastWriteFault = fault;
   }
 
   async #commitLog(batch: readonly LogEntry[]): Promise<void> {
@@ -410,7 +432,13 @@ export class LibsqlStore implements Store {
         .where(eq(sessions.id, sessionId));
       statements.push(toStatement(bump));
     }
-    await this.#committer.commit(statements);
+    try {
+      await this.#committer.commit(statements);
+    } catch (err) {
+      this.#noteWriteFault(storeFault(err));
+      throw err;
+    }
+    this.#lastWriteFault = undefined;
     if (this.#journal) for (const [sessionId, last] of lastSequences(batch)) this.#journal.committed(sessionId, last);
   }
 }

@@ -69,7 +69,10 @@ export class WriteQueue {
     this.#schedule();
   }
 
-  /** Runs `work` alone, after every write queued before it. Its failure is the caller's: no retry. */
+  /**
+   * Runs `work` alone, after every write queued before it (except log frames whose commit is being
+   * retried: see #runJobsAhead). Its failure is the caller's: no retry.
+   */
   exclusive<T>(work: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const run = async (): Promise<void> => {
@@ -169,8 +172,29 @@ export class WriteQueue {
         }
         logger?.log('warn', 'storage: log commit failed, retrying', { ...fields, retryInMs: delay });
         this.#reportLosses();
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        const until = Date.now() + delay;
+        await this.#runJobsAhead();
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())));
       }
+    }
+  }
+
+  /**
+   * While a log batch waits to be retried, the other writes queued (a session created, a record
+   * updated) run: each answers at once, stored or with the database's own error (507 for a full
+   * disk), instead of after every retry of the log frames queued before it. Log frames keep their
+   * order; those jobs now run ahead of frames still being retried, which none of them depend on
+   * (a prune keeps what is not committed yet, a ceiling raised early only helps).
+   */
+  async #runJobsAhead(): Promise<void> {
+    for (let i = 1; i < this.#ops.length; ) {
+      const op = this.#ops[i]!;
+      if (op.kind !== 'job') {
+        i++;
+        continue;
+      }
+      this.#ops.splice(i, 1);
+      await op.run();
     }
   }
 

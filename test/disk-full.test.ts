@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IS_ROOT } from './helpers/local-user.ts';
+import { TestClient } from './helpers/client.ts';
+import { until } from './helpers/processes.ts';
 import { Rest } from './helpers/rest.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -58,5 +60,31 @@ describe.skipIf(!IS_ROOT)('a full disk under the database (skipped unless root: 
     const labels = ((await rest.request('GET', '')).json.sessions as Array<{ label: string }>).map((s) => s.label);
     expect(labels).toEqual(expect.arrayContaining(['before', 'after']));
     expect(labels).not.toContain('while full');
+  });
+
+  it('answers a write at once while log commits are retried, and /readyz says STORAGE_FULL until a write gets through', { timeout: 60_000 }, async () => {
+    const rest = new Rest(server!.origin, server!.devToken);
+    const { session_id: id } = await server!.createSession({ command: 'i=0; while :; do i=$((i+1)); echo chatty-$i; sleep 0.02; done' });
+    const client = await TestClient.connect(server!.attachUrl(id), { token: server!.devToken });
+    await client.join({ role: 'controller' });
+    await client.waitForOutput('chatty-3');
+    const filler = join(mount, 'filler');
+    const logged = (text: string): boolean => server!.logs.some((l) => l.includes(text));
+    try {
+      fill(filler);
+      await client.waitFor(() => logged('log commit failed, retrying'), 'a log commit to fail', 20_000);
+      // Behind the log's retries (4.25 s a batch) it would only be answered once they ran out.
+      const full = await rest.request('POST', '', { label: 'while full' });
+      expect(full.status).toBe(507);
+      expect(full.json.error).toMatchObject({ code: 'STORAGE_FULL' });
+      expect(logged('dropping log frames after repeated commit failures')).toBe(false);
+      const ready = await fetch(`${server!.origin}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(JSON.stringify(await ready.json())).toContain("STORAGE_FULL: the database's disk is full");
+    } finally {
+      rmSync(filler, { force: true });
+    }
+    await until(async () => (await fetch(`${server!.origin}/readyz`)).status === 200, '/readyz ready again once a log commit got through');
+    client.close();
   });
 });
