@@ -137,6 +137,24 @@ const SETTINGS = {
     schema: floor(MIN_REPLAY_SECONDS, 31_536_000),
     help: `extension param replay_buffer_retention_seconds (at least ${MIN_REPLAY_SECONDS})`,
   },
+  endedRetentionSeconds: {
+    env: 'PTY_WS_ENDED_RETENTION_SECONDS',
+    default: '604800',
+    schema: int(60, 315_360_000),
+    help: 'an ended session is deleted this long after it ended, with its log, tasks and share links; so are finished tasks and revoked or expired share links of live sessions (docs/operations.md, "Disk")',
+  },
+  sessionLogBudgetBytes: {
+    env: 'PTY_WS_SESSION_LOG_BUDGET_BYTES',
+    default: String(1024 * 1024 * 1024),
+    schema: int(1024 * 1024, Number.MAX_SAFE_INTEGER),
+    help: "most bytes of one session's log: past it its oldest frames are deleted (within a minute), replay retention or not",
+  },
+  logBudgetBytes: {
+    env: 'PTY_WS_LOG_BUDGET_BYTES',
+    default: String(8 * 1024 * 1024 * 1024),
+    schema: int(1024 * 1024, Number.MAX_SAFE_INTEGER),
+    help: "most bytes of this instance's logs together: past it ended sessions' logs go first, oldest ended first, then live sessions' oldest frames, and new sessions are refused (507 log_budget_exceeded) until they are back under",
+  },
   maxConnectionsPerPrincipal: { env: 'PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL', default: '16', schema: int(1, 100_000), help: 'open attaches and A2A streams per principal' },
   maxConnectionsPerInstance: { env: 'PTY_WS_MAX_CONNECTIONS_PER_INSTANCE', default: '256', schema: int(1, 1_000_000), help: 'open attaches and A2A streams per instance' },
   adminReservedConnections: {
@@ -232,6 +250,8 @@ export interface Config extends Settings {
   lag: { highBytes: number; lowBytes: number; pollMs: number };
   /** How long sessions wait for an unreachable PTY host before they are closed (reason `error`). */
   ptyHostLossGraceMs: number;
+  /** How often retention and the log budgets are applied (src/retention-sweep.ts). */
+  retentionSweepMs: number;
   /** The clean environment every session starts from: never the server's own secrets. */
   sessionBaseEnv: Record<string, string>;
   defaultCwd: string;
@@ -368,6 +388,7 @@ export function loadConfig(env: Env, flags: Record<string, string> = {}): Config
     defaultRows: 30,
     lag: { highBytes: 16 * 1024 * 1024, lowBytes: 1024 * 1024, pollMs: 50 },
     ptyHostLossGraceMs: 15_000,
+    retentionSweepMs: 60_000,
     sessionBaseEnv: baseEnv(env),
     defaultCwd: env.HOME || '/',
     push: PUSH_SETTINGS,

@@ -201,6 +201,26 @@ export interface LogLoss {
   reason: 'commit_failed' | 'queue_full' | 'skipped';
 }
 
+/**
+ * What is kept beyond the replay floor (docs/operations.md, "Disk"), for the retention sweep
+ * (src/retention-sweep.ts): each method works on one instance's sessions and resolves with what it
+ * deleted.
+ */
+export interface LogRetention {
+  /** Bytes of the instance's logs. */
+  logBytes(instanceId: string): Promise<number>;
+  /** Sessions that ended before `before` (ISO-8601), with their log, lost runs, tasks and share links. */
+  deleteEnded(instanceId: string, before: string): Promise<number>;
+  /** Finished tasks last updated before `before`, and share links revoked or expired before it. */
+  deleteFinished(instanceId: string, before: string): Promise<number>;
+  /** Every log over `maxBytes` is cut to its newest frames within it (its newest frame stays): bytes deleted. */
+  trimOver(instanceId: string, maxBytes: number): Promise<number>;
+  /** Whole logs of ended sessions, oldest ended first, until `bytes` are gone: bytes deleted. */
+  dropEndedLogs(instanceId: string, bytes: number): Promise<number>;
+  /** How many sessions that have not ended have a log. */
+  liveWithLogs(instanceId: string): Promise<number>;
+}
+
 /** A run of a session's sequence numbers whose frames the log will never have (Store.lostRanges). */
 export interface LostRange {
   first: number;

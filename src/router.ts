@@ -29,6 +29,7 @@ import { AttachAdmission } from './auth/admission.ts';
 import { ShareAuthenticator } from './shares/share-authenticator.ts';
 import { ShareService } from './shares/share-service.ts';
 import { lockStateDir, type StateLock, type StateLockPort } from './state-lock.ts';
+import { RetentionSweep } from './retention-sweep.ts';
 import { taskOps } from './tasks/ops.ts';
 import { TaskService } from './tasks/task-service.ts';
 import { randomToken } from './ids.ts';
@@ -251,6 +252,11 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     throw e;
   }
 
+  // What is kept beyond the replay floor (docs/operations.md, "Disk"); its first sweep runs in the
+  // background: a start on a database with much to delete is not held up by it.
+  const sweep = new RetentionSweep({ retention: store.retention, limitLogBytes: (limit) => store.limitLogBytes(limit), config, clock, logger, metrics });
+  void sweep.start();
+
   // Share links are bearers too, for every route and the upgrade (docs/sharing.md).
   // A client certificate (mTLS) names the caller when no bearer is presented.
   const shareAuth = new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId);
@@ -321,6 +327,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
       const stopHost = ptyHost.owned() && managed.length === 0;
       if (ptyHost.owned() && !stopHost) logger.log('info', 'leaving the PTY host running: it runs multiplexer sessions', { pid: ptyHost.pid(), sessions: managed.length });
       idleContexts.stop();
+      await sweep.stop();
       await hub.shutdown(stopHost);
       dropConnections?.();
       // What is still undelivered stays in the outbox for the next start.

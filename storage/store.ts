@@ -14,6 +14,7 @@ import { RecentLog, type RecentLogLimits } from './recent-log.ts';
 import { sessionLog, sessionRecordColumns, sessions } from './schema.ts';
 import { LibsqlShareStore } from './share-store.ts';
 import { LossRecords } from './loss-records.ts';
+import { Retention } from './retention.ts';
 import { LibsqlInstanceLeases } from './instance-leases.ts';
 import { LibsqlInstanceRegistry } from './instance-registry.ts';
 import { storeFault } from './store-fault.ts';
@@ -82,6 +83,8 @@ export class LibsqlStore implements Store {
   readonly leases: LibsqlInstanceLeases;
   /** The instances sharing this database and their heartbeats (docs/deployment.md), written through the same writer. */
   readonly instances: LibsqlInstanceRegistry;
+  /** What is deleted beyond the replay floor: ended sessions, finished tasks, logs over their budgets (docs/operations.md, "Disk"). */
+  readonly retention: Retention;
   readonly #db: StoreDatabase;
   readonly #logger: Logger | undefined;
   readonly #pending = new PendingLog();
@@ -97,6 +100,8 @@ export class LibsqlStore implements Store {
   readonly #sequences: SequenceLedger;
   readonly #losses: LossRecords;
   #lastWriteFault: BindingError | undefined;
+  #logLimit: { bytes: number; measured: number; exceeded: () => void } | undefined;
+  #committedSinceMeasure = 0;
   #journal: LogJournal | undefined;
   #closed = false;
 
@@ -124,6 +129,7 @@ export class LibsqlStore implements Store {
     this.shares = new LibsqlShareStore(db, (queries) => this.#write(queries));
     this.leases = new LibsqlInstanceLeases(db, (queries) => this.#write(queries));
     this.instances = new LibsqlInstanceRegistry(db, (queries) => this.#write(queries));
+    this.retention = new Retention(db, (queries) => this.#write(queries));
     this.#sequences = new SequenceLedger(db, (queries) => this.#write(queries));
     // Also at close, after the last log commit: a loss known then is still recorded.
     this.#losses = new LossRecords(db, (queries) => this.#enqueue(queries), () => Date.now(), options.logger);
@@ -150,7 +156,22 @@ export class LibsqlStore implements Store {
     await this.#write([this.#db.insert(sessions).values(rec)]);
   }
 
+  /**
+   * From now on a session is refused with LOG_BUDGET_EXCEEDED (507) while the logs' bytes, as
+   * `measured` plus what was committed since, exceed `bytes`; `exceeded` runs then, to bring them
+   * back under (src/retention-sweep.ts measures and calls this again).
+   */
+  limitLogBytes(limit: { bytes: number; measured: number; exceeded: () => void }): void {
+    this.#logLimit = limit;
+    this.#committedSinceMeasure = 0;
+  }
+
   async createSessionWithin(rec: SessionRecord & { createdBy: string }, limit: number): Promise<boolean> {
+    const budget = this.#logLimit;
+    if (budget && budget.measured + this.#committedSinceMeasure > budget.bytes) {
+      budget.exceeded();
+      throw logBudgetExceeded(budget.measured + this.#committedSinceMeasure, budget.bytes);
+    }
     // One write transaction: the row goes in, then out again when it made one too many. Another
     // router's creation on the same database commits before or after this one, never between.
     const live = this.#db
@@ -297,7 +318,13 @@ export class LibsqlStore implements Store {
         .offset(keepFrames - 1);
       conditions.push(sql`${sessionLog.sequence} < (${oldestKept})`);
     }
-    const [result] = await this.#write([this.#db.delete(sessionLog).where(and(...conditions))]);
+    const doomed = and(...conditions);
+    // The session's byte count (the log budgets', storage/retention.ts) goes down in the same transaction.
+    const bytes = sql`(select coalesce(sum(length(${sessionLog.frame}) + coalesce(length(${sessionLog.output}), 0)), 0) from ${sessionLog} where ${doomed})`;
+    const [, result] = await this.#write([
+      this.#db.update(sessions).set({ logBytes: sql`max(0, ${sessions.logBytes} - ${bytes})` }).where(eq(sessions.id, sessionId)),
+      this.#db.delete(sessionLog).where(doomed),
+    ]);
     this.#recent.pruned(sessionId, now - keepSeconds * 1000, keepFrames);
     return result?.rowsAffected ?? 0;
   }
@@ -425,10 +452,11 @@ export class LibsqlStore implements Store {
 
   async #commitLog(batch: readonly LogEntry[]): Promise<void> {
     const statements = logInserts(batch, this.#insertTexts);
+    const bytes = bytesBySession(batch);
     for (const [sessionId, last] of lastSequences(batch)) {
       const bump = this.#db
         .update(sessions)
-        .set({ currentSequence: sql`max(${sessions.currentSequence}, ${last})` })
+        .set({ currentSequence: sql`max(${sessions.currentSequence}, ${last})`, logBytes: sql`${sessions.logBytes} + ${bytes.get(sessionId) ?? 0}` })
         .where(eq(sessions.id, sessionId));
       statements.push(toStatement(bump));
     }
@@ -439,6 +467,7 @@ export class LibsqlStore implements Store {
       throw err;
     }
     this.#lastWriteFault = undefined;
+    for (const n of bytes.values()) this.#committedSinceMeasure += n;
     if (this.#journal) for (const [sessionId, last] of lastSequences(batch)) this.#journal.committed(sessionId, last);
   }
 }
@@ -446,6 +475,21 @@ export class LibsqlStore implements Store {
 function toStatement(query: BuiltQuery): LogStatement {
   const { sql: text, params } = query.toSQL();
   return { sql: text, args: params as InValue[] };
+}
+
+function logBudgetExceeded(used: number, budget: number): BindingError {
+  const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  return new BindingError('INTERNAL', `the sessions' logs use ${mib(used)} of their ${mib(budget)} budget (PTY_WS_LOG_BUDGET_BYTES): no session can be created until the oldest are pruned; try again shortly, or end sessions`, {
+    metadata: { reason: 'LOG_BUDGET_EXCEEDED' },
+    http: 507,
+  });
+}
+
+/** Bytes of the batch's frames per session, as `sessions.log_bytes` counts them. */
+function bytesBySession(batch: readonly LogEntry[]): Map<string, number> {
+  const bytes = new Map<string, number>();
+  for (const entry of batch) bytes.set(entry.sessionId, (bytes.get(entry.sessionId) ?? 0) + logEntryBytes(entry));
+  return bytes;
 }
 
 function lastSequences(batch: readonly LogEntry[]): Map<string, number> {
