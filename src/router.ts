@@ -30,6 +30,7 @@ import { ShareAuthenticator } from './shares/share-authenticator.ts';
 import { ShareService } from './shares/share-service.ts';
 import { lockStateDir, type StateLock, type StateLockPort } from './state-lock.ts';
 import { RetentionSweep } from './retention-sweep.ts';
+import { fullDiskAtStart, type DiskFacts } from '../storage/full-disk.ts';
 import { taskOps } from './tasks/ops.ts';
 import { TaskService } from './tasks/task-service.ts';
 import { randomToken } from './ids.ts';
@@ -80,6 +81,8 @@ export interface RouterRuntime {
   startScreens(): ScreenService;
   /** The runtime's part of the app: the WebSocket upgrade, the socket wrapper, the peer address and any optional routes' ports. */
   app: Omit<AppDeps, RouterAppDeps>;
+  /** A `file:` database's size and its filesystem's free space, for a start that fails on a full disk (storage/full-disk.ts). */
+  diskFacts?(databaseUrl: string): DiskFacts | undefined;
 }
 
 export type { PtyHostLink };
@@ -158,7 +161,7 @@ export async function startRouter(config: Config, runtime: RouterRuntime): Promi
     return { ...router, stop: (drop) => stop(drop).finally(() => lock.release()) };
   } catch (e) {
     await lock.release();
-    throw e;
+    throw fullDiskAtStart(e, config.databaseUrl, runtime.diskFacts?.(config.databaseUrl)) ?? e;
   }
 }
 

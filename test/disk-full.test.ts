@@ -87,4 +87,26 @@ describe.skipIf(!IS_ROOT)('a full disk under the database (skipped unless root: 
     await until(async () => (await fetch(`${server!.origin}/readyz`)).status === 200, '/readyz ready again once a log commit got through');
     client.close();
   });
+
+  it('a router started on the full disk says what to free, with the sizes it found', { timeout: 60_000 }, async () => {
+    const dir = server!.dir;
+    await server!.stop({ keepDir: true });
+    server = undefined;
+    const filler = join(mount, 'filler');
+    fill(filler);
+    try {
+      const failed = await startTestServer({}, { 'database-url': `file:${mount}/pty-ws.db` }, { dir }).then(
+        async (s) => {
+          await s.stop();
+          return undefined;
+        },
+        (e: unknown) => e as Error,
+      );
+      expect(failed?.message).toMatch(new RegExp(`the disk holding the database is full: ${mount}/pty-ws\\.db is \\d+\\.\\d MiB \\(its -wal \\d+\\.\\d MiB\\) and its filesystem has \\d+ bytes free of 4\\.0 MiB\\. Free at least 8\\.0 MiB`));
+    } finally {
+      rmSync(filler, { force: true });
+    }
+    // With room again it starts, on the same database.
+    server = await startTestServer({}, { 'database-url': `file:${mount}/pty-ws.db` }, { dir });
+  });
 });

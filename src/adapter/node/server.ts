@@ -2,6 +2,7 @@
 // host process, a libSQL file (its log commits in a worker thread) and a worker thread for the
 // terminal emulators.
 import { nodeJournalPort } from './journal-file.ts';
+import { nodeDiskFacts } from './full-disk.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -84,6 +85,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
     logCommitterFor: decorated(nodeLogCommitterFor(logger), opts.decorateLogCommitter),
     logReaderFor: fileLogReaderFor,
+    diskFacts: nodeDiskFacts,
     connectPtyHost: () =>
       supervisedPtyHostLink({ runtime: nodePtyHostRuntime, socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel, hostFlags: confinementFlags(config, (p) => resolve(p)), stateDir: resolve(config.stateDir) }, opts.decoratePtyHost),
     startScreens: () => {
