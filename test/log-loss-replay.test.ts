@@ -1,23 +1,14 @@
 // Log frames the database never took (a write that kept failing) are declared, not hidden (DECISIONS
 // §18): recorded as a lost run, counted in skipped_sequences, and a replay across them gets an Error
 // naming them in their place, then a Keyframe; after a restart too. Real router, real libSQL file.
-import { join } from 'node:path';
-import { createClient, type Client } from '@libsql/client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TestClient, type Frame } from './helpers/client.ts';
 import { join as joinSession, logFramesOf, maxLoggedSequence } from './helpers/log-rows.ts';
 import { until } from './helpers/processes.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import type { TestServer } from './helpers/server.ts';
+import { serverAndDatabase } from './helpers/server-database.ts';
 
-let server: TestServer | undefined;
-let db: Client | undefined;
-
-afterEach(async () => {
-  db?.close();
-  db = undefined;
-  await server?.stop();
-  server = undefined;
-});
+const servers = serverAndDatabase();
 
 /** Errors naming lost frames: live notices and replay declarations both carry the run in their ErrorInfo. */
 const lostErrors = (frames: Frame[]): Frame[] => frames.filter((f) => f.op === 'Error' && lostRun(f) !== undefined);
@@ -50,19 +41,18 @@ function expectDeclared(frames: Frame[], log: Frame[], first: number, last: numb
 
 describe('log frames lost to a write that kept failing', () => {
   it('are declared in a replay across them, counted in skipped_sequences, and stay declared after a restart', { timeout: 90_000 }, async () => {
-    server = await startTestServer();
+    const { server, db } = await servers.start();
     const ticker = await server.createSession({ command: 'i=0; while :; do i=$((i+1)); echo tick-$i; sleep 0.05; done' });
     const controller = await TestClient.connect(server.attachUrl(ticker.session_id), { token: server.devToken });
     await joinSession(controller, { role: 'controller' }, { replay_from: 0 });
     await controller.waitForOutput('tick-3');
-    db = createClient({ url: `file:${join(server.dir, 'pty-ws.db')}`, timeout: 5000 });
     // The fault: the log table vanishes under the server until the store gives up on some frames.
     await db.execute('alter table session_log rename to session_log_away');
     const notice = await controller.waitFor(() => lostErrors(controller.frames())[0], 'the loss told live', 20_000);
     await db.execute('alter table session_log_away rename to session_log');
     const { first, last } = lostRun(notice)!;
     expect(last).toBeGreaterThanOrEqual(first);
-    await until(async () => (await maxLoggedSequence(db!, ticker.session_id)) > last + 5, 'commits to succeed again');
+    await until(async () => (await maxLoggedSequence(db, ticker.session_id)) > last + 5, 'commits to succeed again');
 
     const live = await replayAll(server, ticker.session_id);
     expectDeclared(live.frames, live.log, first, last);
@@ -74,10 +64,8 @@ describe('log frames lost to a write that kept failing', () => {
 
     // After a restart (the session ends with the server), a replay from 0 still declares the run.
     controller.close();
-    const dir = server.dir;
-    await server.stop({ keepDir: true });
-    server = await startTestServer({}, {}, { dir });
-    const restarted = await replayAll(server, ticker.session_id);
+    const { server: again } = await servers.start({}, {}, { dir: await servers.stopKeepingDir() });
+    const restarted = await replayAll(again, ticker.session_id);
     expectDeclared(restarted.frames, restarted.log, first, last);
   });
 });

@@ -1,28 +1,19 @@
 // What the database keeps beyond the replay floor (docs/operations.md, "Disk"): ended sessions go
 // after their retention, each log stays within its byte budget, all logs within theirs (ended
 // sessions' first), and a creation past the budget is refused by name. Real router, real libSQL file.
-import { join } from 'node:path';
-import { createClient, type Client } from '@libsql/client';
-import { afterEach, describe, expect, it } from 'vitest';
+import type { Client } from '@libsql/client';
+import { describe, expect, it } from 'vitest';
 import type { Config } from '../src/config.ts';
 import { TestClient } from './helpers/client.ts';
 import { until } from './helpers/processes.ts';
 import { Rest } from './helpers/rest.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import type { TestServer } from './helpers/server.ts';
+import { serverAndDatabase } from './helpers/server-database.ts';
 
-let server: TestServer | undefined;
-let db: Client | undefined;
-
-afterEach(async () => {
-  db?.close();
-  db = undefined;
-  await server?.stop();
-  server = undefined;
-});
+const servers = serverAndDatabase();
 
 async function start(overrides: Partial<Config>): Promise<{ s: TestServer; rest: Rest; database: Client }> {
-  server = await startTestServer({}, {}, { overrides });
-  db = createClient({ url: `file:${join(server.dir, 'pty-ws.db')}` });
+  const { server, db } = await servers.start({}, {}, { overrides });
   return { s: server, rest: new Rest(server.origin, server.devToken), database: db };
 }
 

@@ -3,21 +3,12 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient, type Client } from '@libsql/client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TestClient, type Frame } from './helpers/client.ts';
 import { join as joinSession, logFramesOf, readLogRows, type LogRow } from './helpers/log-rows.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { serverAndDatabase } from './helpers/server-database.ts';
 
-let server: TestServer | undefined;
-let db: Client | undefined;
-
-afterEach(async () => {
-  db?.close();
-  db = undefined;
-  await server?.stop();
-  server = undefined;
-});
+const servers = serverAndDatabase();
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
@@ -31,12 +22,11 @@ async function runToEnd(
   retention: { frames: number; seconds: number; keyframeEvery: number },
   whileRunning?: (c: TestClient) => Promise<void>,
 ): Promise<{ rows: LogRow[]; live: Frame[]; last: Frame }> {
-  server = await startTestServer(
+  const { server, db } = await servers.start(
     { PTY_WS_KEYFRAME_INTERVAL_FRAMES: String(retention.keyframeEvery), PTY_WS_KEYFRAME_INTERVAL_SECONDS: '3600' },
     {},
     { belowSpecRetention: { frames: retention.frames, seconds: retention.seconds } },
   );
-  db = createClient({ url: `file:${join(server.dir, 'pty-ws.db')}` });
   const { session_id: id } = await server.createSession({ command });
   const c = await TestClient.connect(server.attachUrl(id), { token: server.devToken });
   const joined = await joinSession(c, { role: 'controller' }, { replay_from: 0 });
@@ -108,15 +98,14 @@ describe('retention (the larger of replay_buffer_frames and replay_buffer_retent
 
 describe('several sessions writing at once', () => {
   it('each log holds every frame its client received, in order, without gaps', { timeout: 60_000 }, async () => {
-    server = await startTestServer();
-    db = createClient({ url: `file:${join(server.dir, 'pty-ws.db')}` });
+    const { server, db } = await servers.start();
     const lines = 3000;
     const sessions = await Promise.all(
       range(1, 4).map(async (n) => {
         // One line per millisecond: most lines reach the server as a frame of their own.
         const script = `let i = 0; const t = setInterval(() => { i++; process.stdout.write("s${n}-line-" + i + "\\n"); if (i === ${lines}) clearInterval(t); }, 1);`;
-        const { session_id: id } = await server!.createSession({ argv: [process.execPath, '-e', script] });
-        return { n, id, client: await TestClient.connect(server!.attachUrl(id), { token: server!.devToken }) };
+        const { session_id: id } = await server.createSession({ argv: [process.execPath, '-e', script] });
+        return { n, id, client: await TestClient.connect(server.attachUrl(id), { token: server.devToken }) };
       }),
     );
     // All four start at once: their processes spawn on these joins.
