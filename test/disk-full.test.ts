@@ -76,7 +76,7 @@ describe.skipIf(!IS_ROOT)('a full disk under the database (skipped unless root: 
       // Behind the log's retries (4.25 s a batch) it would only be answered once they ran out.
       const full = await rest.request('POST', '', { label: 'while full' });
       expect(full.status).toBe(507);
-      expect(full.json.error).toMatchObject({ code: 'STORAGE_FULL' });
+      expect(full.json.error).toMatchObject({ code: 'storage_full' });
       expect(logged('dropping log frames after repeated commit failures')).toBe(false);
       const ready = await fetch(`${server!.origin}/readyz`);
       expect(ready.status).toBe(503);
