@@ -58,4 +58,18 @@ describe('resize flood', () => {
     c.close();
     o.close();
   });
+
+  it('a size applied at its turn answers its own request: PTY_RESIZE_FAILED naming it once the process has ended', async () => {
+    const { session_id: id } = await server.createSession({ argv: ['/bin/sh', '-c', 'read x'] });
+    const c = await TestClient.connect(server.attachUrl(id), { token: server.devToken });
+    await c.join({ role: 'controller' });
+    c.send('pty.session_resize', { cols: 70, rows: 20 });
+    // Within the interval: it waits for its turn, and the process ends meanwhile.
+    const late = c.send('pty.session_resize', { cols: 71, rows: 21 });
+    c.send('pty.session_input', { data: Buffer.from('go\n').toString('base64') });
+    const refused = await c.waitForFrame((f) => f.id === late && f.payload.kind === 'Error', 'the deferred resize answered');
+    expect(refused.payload).toMatchObject({ code: 'PTY_RESIZE_FAILED', message: expect.stringContaining('71x21') });
+    expect(c.frames().filter((f) => f.op === 'Error')).toEqual([]);
+    c.close();
+  });
 });

@@ -65,8 +65,8 @@ export class Attachment {
       join: (s, f) => this.join(s, f),
       leave: (s, f) => this.leave(s, f),
       useServiceParameters: (params) => this.useServiceParameters(params),
-      later: (send) => {
-        if (!this.ended) this.enqueue(send);
+      later: (send, requestId) => {
+        if (!this.ended) this.enqueue(send, requestId);
       },
       send: (op, id, payload, sequence) => this.send(op, id, payload, sequence),
       now: () => this.hub.deps.clock.now(),
@@ -135,13 +135,14 @@ export class Attachment {
     this.send('binding_hello', uuidv7(this.hub.deps.clock.now()), payload, s.currentSequence);
   }
 
-  private enqueue(task: () => Promise<void> | void): void {
+  /** `requestId`: the request a failure of `task` answers. */
+  private enqueue(task: () => Promise<void> | void, requestId: string | null = null): void {
     this.chain = this.chain.then(async () => {
       if (this.ended) return;
       try {
         await task();
       } catch (e) {
-        this.fail(null, e);
+        this.fail(requestId, e);
       }
     });
   }

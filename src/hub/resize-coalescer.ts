@@ -16,14 +16,17 @@ export class ResizeCoalescer {
   private lastAt = -Infinity;
   /** The latest size waiting for its turn; undefined when none waits. */
   private waiting: Size | undefined;
+  /** The request that asked for it: a failure to apply it answers that one. */
+  private waitingId = '';
 
   constructor(private readonly clock: Clock) {}
 
   /**
    * Applies `size` now (the returned promise), or keeps it as the one to apply at the next turn,
-   * when `later` is handed the application (a size arriving meanwhile replaces it).
+   * when `later` is handed it with the id of the request it answers (a size arriving meanwhile
+   * replaces both).
    */
-  offer(size: Size, apply: (size: Size) => Promise<void>, later: (run: () => Promise<void>) => void): Promise<void> | undefined {
+  offer(size: Size, requestId: string, apply: (size: Size) => Promise<void>, later: (size: Size, requestId: string) => void): Promise<void> | undefined {
     const wait = this.lastAt + RESIZE_INTERVAL_MS - this.clock.now();
     if (wait <= 0 && this.waiting === undefined) {
       this.lastAt = this.clock.now();
@@ -31,12 +34,13 @@ export class ResizeCoalescer {
     }
     const scheduled = this.waiting !== undefined;
     this.waiting = size;
+    this.waitingId = requestId;
     if (!scheduled) {
       setTimeout(() => {
         const next = this.waiting!;
         this.waiting = undefined;
         this.lastAt = this.clock.now();
-        later(() => apply(next));
+        later(next, this.waitingId);
       }, Math.max(0, wait));
     }
     return undefined;
