@@ -46,6 +46,9 @@ describe('replayed output types nothing', { timeout: 90_000 }, () => {
     await watcher.waitForOutput('\x1b]11;?');
     await waitForText(page, '#terminal .xterm-rows', /~\s*~\s*~/);
     await typeInto(page, ':q');
+    // Typed before vim has gone, the next line would be vim's: wait for the shell's prompt.
+    // eslint-disable-next-line no-control-regex -- vim leaves the alternate screen with ESC[?1049l
+    await watcher.waitFor(() => /\x1b\[\?1049l[\s\S]*[$#] $/.test(watcher.output()), 'the prompt after vim');
     await typeInto(page, 'echo before-$((1+1))');
     await waitForText(page, '#terminal .xterm-rows', /before-2/);
     await watcher.waitForOutput('before-2\r\n');
