@@ -23,7 +23,8 @@ export type SpawnTerminal = (file: string, args: string[], options: IPtyForkOpti
  */
 export function terminalSpawner(perl: string | undefined): SpawnTerminal {
   if (perl === undefined) return (file, args, options) => spawnPty(file, args, options);
-  return (file, args, options) => spawnPty(perl, closingExecArgv(perl, file, args).slice(1), options);
+  // A session's own launch is already that Perl (session-launch.ts, launchArgv): one is enough.
+  return (file, args, options) => spawnPty(perl, file === perl ? args : closingExecArgv(perl, file, args).slice(1), options);
 }
 
 /**
