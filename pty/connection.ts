@@ -1,7 +1,7 @@
 // One router connection as the host sees it: framing in, frames out, and whether the peer
 // is keeping up.
 
-import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { HopTrace, Logger } from '../src/ports.ts';
 import { FrameDecoder } from './frame-decoder.ts';
 import { RequestSchema, type Request } from './protocol.ts';
@@ -15,7 +15,7 @@ export interface ConnectionHandlers {
 
 export class Connection {
   readonly log: Logger;
-  readonly #socket: Socket;
+  readonly #socket: Duplex;
   readonly #handlers: ConnectionHandlers;
   readonly #decoder = new FrameDecoder(RequestSchema);
   #congested = false;
@@ -23,7 +23,7 @@ export class Connection {
   readonly #trace: HopTrace | undefined;
 
   /** `trace`: the echo path's hop trace (src/adapter/node/hop-trace.ts), undefined unless it is on. */
-  constructor(socket: Socket, log: Logger, handlers: ConnectionHandlers, trace?: HopTrace) {
+  constructor(socket: Duplex, log: Logger, handlers: ConnectionHandlers, trace?: HopTrace) {
     this.#socket = socket;
     this.log = log;
     this.#handlers = handlers;

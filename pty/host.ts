@@ -3,7 +3,7 @@
 // drops one and says when every PTY must pause.
 
 import { closeSync } from 'node:fs';
-import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { constants as osConstants } from 'node:os';
 import type { HopTrace, Logger, PtyExit, SpawnSpec } from '../src/ports.ts';
 import type { IPty } from 'node-pty';
@@ -79,7 +79,8 @@ export class PtyHostServer {
     }
   }
 
-  accept(socket: Socket): void {
+  /** A router's connection: the local socket, or a remote host's link (pty/dial-out.ts). */
+  accept(socket: Duplex): void {
     const conn = new Connection(socket, this.#log.child({ conn: this.#nextConnectionId++ }), {
       onRequest: (c, req) => this.#handle(c, req),
       onCongestion: (c, congested) => this.#events.congestion(c, congested),

@@ -3,7 +3,7 @@
 // Prints `pty-host listening <path>` on stdout once it accepts connections; logs JSON to stderr.
 
 import { once } from 'node:events';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { lstat, unlink } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import path from 'node:path';
@@ -14,6 +14,9 @@ import { loadConfinement } from './confine.ts';
 import { muxPaths } from './backends/paths.ts';
 import { findFdCloser } from './backends/terminal-spawn.ts';
 import { PtyHostServer } from './host.ts';
+import { HostDialer, linkUrl } from './dial-out.ts';
+import * as v from 'valibot';
+import { HOST_TOKEN_PREFIX, HostName } from '../src/protocol/host-info.ts';
 import { jsonLogger } from '../src/logger.ts';
 import { nodeFileFacts } from '../src/adapter/node/file-facts.ts';
 import { hopTraceFromEnv } from '../src/adapter/node/hop-trace.ts';
@@ -22,7 +25,7 @@ import { secureSocketDir } from '../src/private-files.ts';
 /** Within this a stopping host has exited, short of the 5 s a router gives it before SIGKILL (pty/client.ts STOP_GRACE_MS). */
 const SHUTDOWN_BOUND_MS = 4000;
 
-async function main(config: Config, startedBy: string | undefined, log: Logger): Promise<void> {
+async function main(config: Config, startedBy: string | undefined, remote: RemoteLink | undefined, log: Logger): Promise<void> {
   // Once a router that started us is gone, logging into its dead pipe must not kill the sessions.
   process.stderr.on('error', () => {});
   process.stdout.on('error', () => {});
@@ -54,17 +57,21 @@ async function main(config: Config, startedBy: string | undefined, log: Logger):
   const host = new PtyHostServer(log, await detectBackends(socketPath, log, launcher, config.sessionBaseEnv.PATH), confinement, hopTraceFromEnv(process.env, 'host'), owner);
   // Before listening, so the first `list` already names the sessions an earlier host left.
   await host.recover();
-  const server = createServer((socket) => host.accept(socket));
-  server.on('error', (err) => log.log('error', 'server error', { err }));
-  // The socket is created with the process umask; narrowing it for the bind keeps the file
-  // owner-only from its first instant instead of chmod-ing it after others could connect.
-  const umask = process.umask(0o177);
-  try {
-    server.listen(socketPath);
-  } finally {
-    process.umask(umask);
+  // A remote host serves its router over its link only (docs/remote-hosts.md): no local socket.
+  const dialer = remote && new HostDialer({ url: remote.url, token: remote.token, logger: log.child({ link: remote.name }), accept: (link) => host.accept(link) });
+  const server = remote ? undefined : createServer((socket) => host.accept(socket));
+  if (server) {
+    server.on('error', (err) => log.log('error', 'server error', { err }));
+    // The socket is created with the process umask; narrowing it for the bind keeps the file
+    // owner-only from its first instant instead of chmod-ing it after others could connect.
+    const umask = process.umask(0o177);
+    try {
+      server.listen(socketPath);
+    } finally {
+      process.umask(umask);
+    }
+    await once(server, 'listening');
   }
-  await once(server, 'listening');
 
   let stopping = false;
   async function shutdown(cause: NodeJS.Signals | 'shutdown request'): Promise<void> {
@@ -74,7 +81,8 @@ async function main(config: Config, startedBy: string | undefined, log: Logger):
     // Whatever the multiplexers do (each command may take its 10 s timeout), the host ends: a
     // stop that waits on them without bound looks like a SIGTERM ignored.
     setTimeout(() => process.exit(0), SHUTDOWN_BOUND_MS).unref();
-    server.close();
+    server?.close();
+    dialer?.stop();
     try {
       await host.shutdown();
     } catch (err) {
@@ -92,8 +100,20 @@ async function main(config: Config, startedBy: string | undefined, log: Logger):
   // is set a SIGTERM ends the process by the default action (no clean shutdown, no exit code 0).
   process.once('SIGTERM', (signal) => void shutdown(signal));
   process.once('SIGINT', (signal) => void shutdown(signal));
+  if (dialer && remote) {
+    dialer.start();
+    process.stdout.write(`pty-host dialing ${remote.url}\n`);
+    return;
+  }
   process.stdout.write(`pty-host listening ${socketPath}\n`);
   log.log('info', 'listening', { socket: socketPath });
+}
+
+/** `--connect`: the router this host dials in to, as which host, with which credential. */
+interface RemoteLink {
+  url: string;
+  name: string;
+  token: string;
 }
 
 /** The directory of this package (its package.json): the server's own code, read-only to sandboxed sessions. */
@@ -131,10 +151,11 @@ function isListening(socketPath: string): Promise<boolean> {
  * The router's settings, with `--socket` as the host's short name for `--pty-socket`, and
  * `--started-by`: the state directory of the router that starts this host (src/pty-host/launcher.ts).
  */
-function readConfig(): { config: Config; startedBy: string | undefined } {
-  const { socket, 'started-by': startedBy, ...flags } = parseArgs(process.argv.slice(2)).flags;
+function readConfig(): { config: Config; startedBy: string | undefined; remote: RemoteLink | undefined } {
+  const { socket, 'started-by': startedBy, connect, name, 'token-file': tokenFile, ...flags } = parseArgs(process.argv.slice(2)).flags;
   try {
-    return { config: loadConfig(process.env, socket === undefined ? flags : { ...flags, 'pty-socket': socket }), startedBy };
+    const config = loadConfig(process.env, socket === undefined ? flags : { ...flags, 'pty-socket': socket });
+    return { config, startedBy, remote: connect === undefined && name === undefined && tokenFile === undefined ? undefined : remoteLink(connect, name, tokenFile, config.instanceId) };
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     process.stderr.write(`pty-host: ${e.message}\n`);
@@ -142,9 +163,28 @@ function readConfig(): { config: Config; startedBy: string | undefined } {
   }
 }
 
-const { config, startedBy } = readConfig();
+/** `--connect URL --name NAME --token-file FILE`, all three: the link of a remote host (docs/remote-hosts.md). */
+function remoteLink(connect: string | undefined, name: string | undefined, tokenFile: string | undefined, instanceId: string): RemoteLink {
+  if (connect === undefined || name === undefined || tokenFile === undefined) throw new ConfigError(['--connect, --name and --token-file go together: the router, this host\'s name there, and the file holding its host credential']);
+  const named = v.safeParse(HostName, name);
+  if (!named.success) throw new ConfigError([`--name ${JSON.stringify(name)}: ${named.issues[0].message}`]);
+  let token: string;
+  try {
+    token = readFileSync(tokenFile, 'utf8').trim();
+  } catch (e) {
+    throw new ConfigError([`--token-file ${tokenFile}: cannot read it (${(e as NodeJS.ErrnoException).code ?? String(e)})`]);
+  }
+  if (!token.startsWith(HOST_TOKEN_PREFIX)) throw new ConfigError([`--token-file ${tokenFile}: not a host credential (pty-ws token --host ${name} prints one)`]);
+  try {
+    return { url: linkUrl(connect, instanceId, name), name, token };
+  } catch (e) {
+    throw new ConfigError([(e as Error).message]);
+  }
+}
+
+const { config, startedBy, remote } = readConfig();
 const log = jsonLogger(config.logLevel, { component: 'pty-host', pid: process.pid }, { write: (line) => void process.stderr.write(line) });
-main(config, startedBy, log).catch((err: unknown) => {
+main(config, startedBy, remote, log).catch((err: unknown) => {
   log.log('error', 'failed to start', { err });
   process.exit(1);
 });

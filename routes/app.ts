@@ -13,6 +13,7 @@ import { requestIsSecure } from './guards.ts';
 import { bearerFromHeader, publicOrigins } from './request.ts';
 import { hasScope } from '../src/auth/principal.ts';
 import { sessionRoutes } from './sessions.ts';
+import { hostRoutes } from './hosts.ts';
 import { principalShareRoutes } from './shares.ts';
 import { webAssetHandler, webPageHandler } from './web-page.ts';
 
@@ -37,6 +38,7 @@ export function createApp(deps: AppDeps): Hono {
   app.get('/agents/:instance_id/sessions/:session_id/attach', attachHandler(deps));
   app.route('/agents/:instance_id/sessions', sessionRoutes(deps));
   app.route('/agents/:instance_id/shares', principalShareRoutes(deps));
+  app.route('/agents/:instance_id/hosts', hostRoutes(deps));
   app.route('/', fleetRoutes(deps));
   a2aJsonRpcRoute(app, deps);
   a2aRestRoute(app, deps);

@@ -10,6 +10,7 @@ import type { SessionHub } from '../src/hub/hub.ts';
 import type { ClientConnection, InstanceRegistryStore, Store } from '../src/ports.ts';
 import type { Readiness } from '../src/readiness.ts';
 import type { ShareService } from '../src/shares/share-service.ts';
+import type { HostDeps } from './hosts.ts';
 
 /** The web terminal's bundled files by name (`terminal.js`, `terminal.css`), from the runtime adapter. */
 export interface WebAssets {
@@ -37,6 +38,8 @@ export interface AppDeps {
   hub: SessionHub;
   auth: Authenticator;
   shares: ShareService;
+  /** Remote PTY hosts: their credentials and links (docs/remote-hosts.md). */
+  hosts: HostDeps;
   /** Connections a principal holds open, counted together: attaches and the A2A bindings' streams (docs/protocol.md §1.6). */
   admission: AttachAdmission;
   /** The operations of the standard A2A bindings (JSON-RPC and HTTP+JSON). */

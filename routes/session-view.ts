@@ -21,6 +21,7 @@ export function sessionInfo(r: SessionRecord, wsOrigin: string, ptyHostUnreachab
     state: r.state,
     // undefined is left out of the JSON body.
     pty_host: ptyHostUnreachable ? 'unreachable' : undefined,
+    host: r.host ?? undefined,
     created_at: r.createdAt,
     closed_at: r.closedAt,
     exit_code: r.exitCode,

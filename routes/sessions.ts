@@ -44,7 +44,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     const principal = c.get('principal');
     requireScope(principal, 'pty:control');
     const input = parseCreateSession(await restJsonBody(c));
-    const rec = await createSession({ config, store, caps: hub.deps.sessionHost, clock: hub.deps.clock }, principal, input, 'rest');
+    const rec = await createSession({ config, store, caps: hub.deps.sessionHost, clock: hub.deps.clock, placement: hub.deps.placement }, principal, input, 'rest');
     return c.json(describe(c, rec), 201);
   });
 

@@ -32,6 +32,8 @@ export interface SpawnSpec {
   env: Record<string, string>;
   cols: number;
   rows: number;
+  /** The remote host to run it on, by name (docs/remote-hosts.md); absent: the local host. Not sent to the host. */
+  host?: string;
 }
 
 export interface PtyExit {
@@ -153,6 +155,8 @@ export interface SessionRecord {
   hadMember: boolean;
   /** How it was made (storage/schema.ts): an `a2a` context ends after an idle time (docs/a2a.md). */
   createdVia: 'rest' | 'a2a' | null;
+  /** The remote PTY host it runs on (docs/remote-hosts.md); null: the router's local host. */
+  host: string | null;
 }
 
 /** A session's numbering (docs/protocol.md §3.4). */
@@ -344,6 +348,25 @@ export interface ShareStore {
   revoke(sessionId: string, shareId: string, at: string): Promise<boolean>;
   /** The instance's shares that are neither revoked nor expired at `now` (ms), only those `createdBy` minted when given; oldest first. */
   listInstanceActive(instanceId: string, now: number, createdBy?: string): Promise<ShareRecord[]>;
+}
+
+/** A remote PTY host's credential (docs/remote-hosts.md): its name and the SHA-256 of its token. */
+export interface HostRecord {
+  instanceId: string;
+  name: string;
+  tokenSha256: string;
+  createdBy: string;
+  /** ISO-8601 UTC. */
+  createdAt: string;
+}
+
+export interface HostStore {
+  /** Stores the host's credential, replacing any earlier one of that name (whose token is refused from now on). */
+  put(rec: HostRecord): Promise<void>;
+  byTokenHash(tokenSha256: string): Promise<HostRecord | undefined>;
+  list(instanceId: string): Promise<HostRecord[]>;
+  /** Revokes it; false when there was none. */
+  remove(instanceId: string, name: string): Promise<boolean>;
 }
 
 export interface Store {

@@ -27,6 +27,9 @@ import { confinementMismatch } from './session-confinement.ts';
 import { CertificateAuthenticator } from './auth/client-certificate.ts';
 import { AttachAdmission } from './auth/admission.ts';
 import { ShareAuthenticator } from './shares/share-authenticator.ts';
+import { HostCredentials, HostTokenRefusal } from './auth/host-credentials.ts';
+import { PlacedHosts } from './pty-host/placed-hosts.ts';
+import { BindingError } from './errors.ts';
 import { ShareService } from './shares/share-service.ts';
 import { lockStateDir, type StateLock, type StateLockPort } from './state-lock.ts';
 import { RetentionSweep } from './retention-sweep.ts';
@@ -93,7 +96,7 @@ export interface JournalPort {
 }
 
 /** What the router itself gives the app. */
-type RouterAppDeps = 'config' | 'store' | 'registry' | 'hub' | 'auth' | 'shares' | 'admission' | 'a2a' | 'fleet' | 'ready' | 'renderMetrics';
+type RouterAppDeps = 'config' | 'store' | 'registry' | 'hub' | 'auth' | 'shares' | 'hosts' | 'admission' | 'a2a' | 'fleet' | 'ready' | 'renderMetrics';
 
 export interface Router {
   app: Hono;
@@ -223,10 +226,15 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   const unwatchPush = store.onPushQueued(() => pushWorker.wake());
   // Sessions A2A messages started end once idle (docs/a2a.md); `hub` is set before any is loaded.
   const idleContexts = new IdleContexts({ kill: (id) => hub.kill(id), quietSince: (id) => tasks.quietSince(id), clock, timers, logger, idleMs: config.a2aContextIdleSeconds * 1000 });
+  // The local host, and the remote ones that link in (docs/remote-hosts.md). A host credential
+  // links its host and is refused everywhere else (the auth below).
+  const placed = new PlacedHosts(ptyHost.host, logger.child({ component: 'hosts' }), () => clock.now());
+  const hostCredentials = new HostCredentials(store.hosts, clock, config.instanceId);
   const hub = new SessionHub({
     config,
     store,
-    pty: ptyHost.host,
+    pty: placed,
+    placement: (host) => placementCheck(hostCredentials, placed, host),
     clock,
     logger,
     sessionHost,
@@ -263,7 +271,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   // Share links are bearers too, for every route and the upgrade (docs/sharing.md).
   // A client certificate (mTLS) names the caller when no bearer is presented.
   const shareAuth = new ShareAuthenticator(runtime.auth, store.shares, clock, config.instanceId);
-  const auth = new CertificateAuthenticator(shareAuth, () => clock.now());
+  const auth = new CertificateAuthenticator(new HostTokenRefusal(shareAuth, hostCredentials), () => clock.now());
   const shares = new ShareService({ store: store.shares, clock, instanceId: config.instanceId, endConnections: (id, error) => hub.endConnections(id, error) });
   const a2a = new A2aControlPlane({ config, store, hub, clock, taskStore: store.tasks, tasks, push });
   // What a previous run left undelivered (and what the start just queued: tasks it marked FAILED).
@@ -276,6 +284,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     hub,
     auth,
     shares,
+    hosts: { credentials: hostCredentials, placed },
     admission: new AttachAdmission(
       {
         perPrincipal: config.maxConnectionsPerPrincipal,
@@ -332,6 +341,8 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
       idleContexts.stop();
       await sweep.stop();
       await hub.shutdown(stopHost);
+      // Remote hosts keep their sessions and link again, to the next router.
+      placed.dropAll(1001, 'router stopping');
       dropConnections?.();
       // What is still undelivered stays in the outbox for the next start.
       unwatchPush();
@@ -363,4 +374,12 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   };
 
   return { app, hub, store, ptyHost, createDefaultSession, tokensReloaded, announce, stop };
+}
+
+/** A new session may go to a remote host that has a credential here and is linked now. */
+async function placementCheck(credentials: HostCredentials, placed: PlacedHosts, host: string): Promise<void> {
+  if (!(await credentials.list()).some((h) => h.name === host)) {
+    throw new BindingError('INVALID_REQUEST', `no PTY host ${host} is known here (pty-ws token --host ${host} makes its credential)`, { metadata: { reason: 'host_unknown' } });
+  }
+  if (!placed.linked(host)) throw new BindingError('INVALID_REQUEST', `the PTY host ${host} is not linked to this router now (pty-ws host --connect ... --name ${host})`, { metadata: { reason: 'host_unreachable' } });
 }

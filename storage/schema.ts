@@ -46,6 +46,8 @@ export const sessions = sqliteTable(
      * default session (and sessions stored before this column).
      */
     createdVia: text('created_via', { enum: ['rest', 'a2a'] }),
+    /** The remote PTY host it runs on, by name (docs/remote-hosts.md); null: the router's local host. */
+    host: text('host'),
     /** Highest committed log sequence; survives a log pruned down to nothing. */
     currentSequence: integer('current_sequence').notNull().default(0),
     /**
@@ -165,6 +167,23 @@ export const shares = sqliteTable(
     minterTokenSha256: text('minter_token_sha256'),
   },
   (t) => [index('shares_session_id_idx').on(t.sessionId)],
+);
+
+/**
+ * Remote PTY hosts' credentials (docs/remote-hosts.md): one per host name of an instance, stored
+ * only as its SHA-256. Minting again replaces it; deleting the row revokes it.
+ */
+export const hosts = sqliteTable(
+  'hosts',
+  {
+    instanceId: text('instance_id').notNull(),
+    name: text('name').notNull(),
+    tokenSha256: text('token_sha256').notNull().unique(),
+    createdBy: text('created_by').notNull(),
+    /** ISO-8601 UTC. */
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.instanceId, t.name] })],
 );
 
 /**

@@ -13,6 +13,7 @@ import { mergeBySequence, PendingLog } from './pending-log.ts';
 import { RecentLog, type RecentLogLimits } from './recent-log.ts';
 import { sessionLog, sessionRecordColumns, sessions } from './schema.ts';
 import { LibsqlShareStore } from './share-store.ts';
+import { LibsqlHostStore } from './host-store.ts';
 import { LossRecords } from './loss-records.ts';
 import { Retention } from './retention.ts';
 import { LibsqlInstanceLeases } from './instance-leases.ts';
@@ -77,6 +78,8 @@ export class LibsqlStore implements Store {
   readonly tasks: LibsqlTaskStore;
   /** Share links, written through the same writer. */
   readonly shares: LibsqlShareStore;
+  /** Remote PTY hosts' credentials (docs/remote-hosts.md), written through the same writer. */
+  readonly hosts: LibsqlHostStore;
   /** Push-notification configs and their outbox (docs/a2a.md), written through the same writer. */
   readonly push: LibsqlPushStore;
   /** Which router serves which instance id, written through this store's single writer. */
@@ -127,6 +130,7 @@ export class LibsqlStore implements Store {
     });
     this.push = new LibsqlPushStore(db, (queries) => this.#write(queries));
     this.shares = new LibsqlShareStore(db, (queries) => this.#write(queries));
+    this.hosts = new LibsqlHostStore(db, (queries) => this.#write(queries));
     this.leases = new LibsqlInstanceLeases(db, (queries) => this.#write(queries));
     this.instances = new LibsqlInstanceRegistry(db, (queries) => this.#write(queries));
     this.retention = new Retention(db, (queries) => this.#write(queries));

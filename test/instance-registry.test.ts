@@ -56,6 +56,7 @@ function session(instanceId: string, createdAt: string): SessionRecord {
     createdBy: null,
     hadMember: false,
     createdVia: null,
+  host: null,
   };
 }
 

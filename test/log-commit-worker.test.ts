@@ -74,6 +74,7 @@ describe('the worker log committer', () => {
     await store.createSession({
       id: 's1', instanceId: 'local', backend: 'native', sessionClass: 'interactive', argv: ['sh'], command: null, cwd: '/', env: {},
       cols: 80, rows: 24, label: null, state: 'running', createdAt: '2026-01-01T00:00:00.000Z', closedAt: null, exitCode: null, closeReason: null, createdBy: null, hadMember: false, createdVia: null,
+  host: null,
     });
     for (let sequence = 1; sequence <= 1200; sequence++) store.appendLog(frame(sequence));
     await store.flush();

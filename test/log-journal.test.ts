@@ -53,6 +53,7 @@ const record = (id: string): SessionRecord => ({
   createdBy: null,
   hadMember: false,
   createdVia: null,
+  host: null,
 });
 
 const entry = (sessionId: string, sequence: number, text = `out-${sequence}`): LogEntry => ({

@@ -66,7 +66,7 @@ function worker(s: LibsqlStore, o: { owner: string; settings?: Partial<PushSetti
 /** A session of `inst` with one task, and `configs` webhook configs on it; returns the task. */
 async function taskWithConfigs(s: LibsqlStore, configs: number, at: number): Promise<Task> {
   const iso = new Date(at).toISOString();
-  await s.createSession({ id: 'sess', instanceId: 'inst', backend: 'native', sessionClass: 'direct', argv: null, command: null, cwd: null, env: {}, cols: 80, rows: 24, label: null, state: 'running', createdAt: iso, closedAt: null, exitCode: null, closeReason: null, createdBy: null, hadMember: false, createdVia: null });
+  await s.createSession({ id: 'sess', instanceId: 'inst', backend: 'native', sessionClass: 'direct', argv: null, command: null, cwd: null, env: {}, cols: 80, rows: 24, label: null, state: 'running', createdAt: iso, closedAt: null, exitCode: null, closeReason: null, createdBy: null, hadMember: false, createdVia: null, host: null });
   const task: Task = { id: 'task', contextId: 'sess', status: { state: 'TASK_STATE_SUBMITTED', timestamp: iso } };
   const pushConfigs = Array.from({ length: configs }, (_, i) => ({ key: `key-${i}`, taskId: task.id, principalId: 'p', configId: `c${i}`, url: `${hook.url}?config=${i}`, token: null, authScheme: null, authCredentials: null, createdAt: iso }));
   await s.tasks.saveTask({ task, pushConfigs });

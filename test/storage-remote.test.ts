@@ -38,6 +38,7 @@ const session: SessionRecord = {
   createdBy: null,
   hadMember: false,
   createdVia: null,
+  host: null,
 };
 
 const frame = (sequence: number): LogEntry => ({

@@ -43,6 +43,7 @@ function session(id: string, overrides: Partial<SessionRecord> = {}): SessionRec
     createdBy: 'alice',
     hadMember: false,
     createdVia: null,
+  host: null,
     ...overrides,
   };
 }

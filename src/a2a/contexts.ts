@@ -27,7 +27,7 @@ export async function contextOf(deps: ContextDeps, principal: Principal, message
   }
   const input = parseParams(CreateSession, hostFields ?? {}, `message.metadata["${SESSION_METADATA_KEY}"]`);
   const { config, hub, store, clock } = deps;
-  const rec = await createSession({ config, store, caps: hub.deps.sessionHost, clock }, principal, input, 'a2a');
+  const rec = await createSession({ config, store, caps: hub.deps.sessionHost, clock, placement: hub.deps.placement }, principal, input, 'a2a');
   const session = await hub.session(rec.id);
   if (!session) throw new BindingError('INTERNAL', `the new session ${rec.id} could not be loaded`);
   return { session, created: true };

@@ -5,6 +5,7 @@ import { FleetSessionList, InstanceList, type FleetSessionInfo, type InstanceInf
 import { bytesToBase64 } from '../ids.ts';
 import { RestErrorBody, SessionInfo, SessionList } from '../protocol/session-info.ts';
 import { MintedShare, ShareList, SharesRevoked, type ShareInfo } from '../protocol/share-info.ts';
+import { HostList, MintedHostToken, type HostInfo } from '../protocol/host-info.ts';
 
 export type { FleetSessionInfo, InstanceInfo, MintedShare, SessionInfo, ShareInfo };
 
@@ -34,6 +35,8 @@ export interface CreateSessionBody {
   terminal_size?: { cols: number; rows: number };
   session_backend?: string;
   session_class?: string;
+  /** The remote PTY host to place it on (docs/remote-hosts.md). */
+  host?: string;
 }
 
 export class SessionsApi {
@@ -113,6 +116,20 @@ export class SessionsApi {
     const res = await this.fetch('GET', `/${encodeURIComponent(sessionId)}/files/${encodeURIComponent(name)}`);
     if (!res.ok) throw await restError(res);
     return res;
+  }
+
+  /** Mints the named remote PTY host's credential (pty:admin; docs/remote-hosts.md): the answer holds its only copy. */
+  mintHostToken(name: string): Promise<MintedHostToken> {
+    return this.call('POST', `/${encodeURIComponent(name)}/token`, MintedHostToken, {}, this.hostsUrl);
+  }
+
+  /** The remote PTY hosts with a credential here, and whether each is linked. */
+  async listHosts(): Promise<HostInfo[]> {
+    return (await this.call('GET', '', HostList, undefined, this.hostsUrl)).hosts;
+  }
+
+  private get hostsUrl(): string {
+    return `${this.origin}/agents/${encodeURIComponent(this.opts.instanceId)}/hosts`;
   }
 
   /** The WebSocket attach URL of a session on the same origin. */

@@ -22,6 +22,11 @@ export interface HubDeps {
   replayFilter?: (sessionId: string, clientId: string, entry: LogEntry) => boolean;
   /** Called once per session when the hub first loads it, before anyone can attach to it. */
   sessionLoaded?: (session: Session) => void;
+  /**
+   * Whether a new session may be placed on the named remote host (docs/remote-hosts.md): throws the
+   * client's error when not. Absent: this router takes no remote hosts.
+   */
+  placement?: (host: string) => Promise<void>;
   /** The echo path's hop trace (src/adapter/node/hop-trace.ts, docs/performance.md): undefined unless it is on. */
   trace?: HopTrace;
 }

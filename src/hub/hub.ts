@@ -175,7 +175,8 @@ export class SessionHub {
     for (const unwatch of this.unwatchStore) unwatch();
     if (this.giveUpTimer) clearTimeout(this.giveUpTimer);
     this.flow.close();
-    if (processesEnd) for (const s of [...this.byId.values()]) s.terminate('instance_terminated', 'server shutdown', 'server_shutdown');
+    // A remote host's sessions outlive this router whatever the local host does (docs/remote-hosts.md).
+    if (processesEnd) for (const s of [...this.byId.values()]) if (s.latestRecord.host === null) s.terminate('instance_terminated', 'server shutdown', 'server_shutdown');
     for (const a of [...this.attachments]) a.goodbye('server_shutdown');
     for (const s of this.byId.values()) s.log.stop();
     await this.deps.store.flush();
@@ -193,6 +194,8 @@ export class SessionHub {
     const { pty, store, config, logger } = this.deps;
     const listed = new Map((await pty.list()).map((info) => [info.sessionId, info]));
     for (const rec of await store.listSessions(config.instanceId)) {
+      // A remote host's sessions are not the local host's to list: they come and go with its link (docs/remote-hosts.md).
+      if (rec.host !== null) continue;
       const info = listed.get(rec.id);
       const state = this.byId.get(rec.id)?.state ?? rec.state;
       if (state === 'closed' && info && info.pid > 0) {

@@ -33,6 +33,8 @@ export function processStarter(s: StarterContext): Starter {
     const cols = size?.cols ?? record.cols;
     const rows = size?.rows ?? record.rows;
     const spec = buildSpawnSpec({ ...record, backend }, req, cols, rows, { defaultShell: config.defaultShell, defaultCwd: config.defaultCwd, baseEnv: config.sessionBaseEnv });
+    // A session stays on the host it was placed on at its creation (docs/remote-hosts.md).
+    if (record.host !== null) spec.host = record.host;
     s.screen.create(cols, rows);
     try {
       await pty.spawn(spec);

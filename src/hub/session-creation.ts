@@ -14,6 +14,8 @@ export interface SessionCreationDeps {
   store: Pick<Store, 'createSessionWithin'>;
   caps: SessionHostCaps;
   clock: Clock;
+  /** Checks a remote host named by `host` may take it (HubDeps.placement). */
+  placement?: (host: string) => Promise<void>;
 }
 
 /**
@@ -25,6 +27,10 @@ export interface SessionCreationDeps {
 export async function createSession(deps: SessionCreationDeps, principal: Principal, input: CreateSession, via: 'rest' | 'a2a'): Promise<SessionRecord> {
   const { config } = deps;
   if (principal.sessions) throw new BindingError('PERMISSION_DENIED', 'a bearer restricted to particular sessions cannot create sessions: use one it covers');
+  if (input.host !== undefined) {
+    if (!deps.placement) throw new BindingError('INVALID_REQUEST', `this router takes no remote PTY hosts: no host ${input.host}`, { metadata: { reason: 'host_unknown' } });
+    await deps.placement(input.host);
+  }
   const rec: SessionRecord = {
     ...newSessionRecord(
       { instanceId: config.instanceId, caps: deps.caps, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: principal.id, now: deps.clock.now() },

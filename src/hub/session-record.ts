@@ -4,6 +4,7 @@ import { BindingError } from '../errors.ts';
 import { uuidv7 } from '../ids.ts';
 import { describeIssue } from '../protocol/envelope.ts';
 import { SessionHostFields } from '../protocol/pty-payloads.ts';
+import { HostName } from '../protocol/host-info.ts';
 import type { SessionRecord } from '../ports.ts';
 import { askedHost } from './join-spec.ts';
 import { checkSessionEnv, selectBackend, type SessionHostCaps } from './session-host.ts';
@@ -11,6 +12,8 @@ import { checkSessionEnv, selectBackend, type SessionHostCaps } from './session-
 export const CreateSession = v.object({
   ...SessionHostFields.entries,
   label: v.optional(v.pipe(v.string(), v.maxLength(128))),
+  /** The remote PTY host to run it on (docs/remote-hosts.md); absent: the local host. */
+  host: v.optional(HostName),
 });
 export type CreateSession = v.InferOutput<typeof CreateSession>;
 
@@ -47,5 +50,6 @@ export function newSessionRecord(
     createdBy: o.createdBy,
     hadMember: false,
     createdVia: null,
+    host: input.host ?? null,
   };
 }

@@ -16,6 +16,8 @@ export const SessionInfo = v.object({
   state: v.picklist(['created', 'running', 'closed']),
   /** On a running session while the PTY host is unreachable: its process cannot be vouched for. */
   pty_host: v.optional(v.literal('unreachable')),
+  /** The remote PTY host it was placed on (docs/remote-hosts.md); absent: the router's local host. */
+  host: v.optional(v.string()),
   created_at: v.string(),
   closed_at: v.nullable(v.string()),
   exit_code: v.nullable(v.number()),

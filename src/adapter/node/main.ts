@@ -27,13 +27,16 @@ const COMMANDS: Record<string, Command> = {
   'pty-host': {
     synopsis: 'pty-host',
     help: ['run the PTY host process on its own (--socket <path>)'],
-    async run(argv) {
-      if (parseArgs(argv).help) return printUsage(true);
-      // The host parses its own flags from process.argv.
-      process.argv.splice(2, 1);
-      await import('../../../pty/main.ts');
-      return -1;
-    },
+    run: runPtyHost,
+  },
+  host: {
+    synopsis: 'host --connect <router URL> --name <name> --token-file <file>',
+    help: [
+      'a PTY host on this machine that dials in to the router (wss://, or ws:// to loopback) and',
+      'links again with backoff whenever the link is lost; its credential: pty-ws token --host <name>.',
+      'Without --connect: the local PTY host, as pty-host (docs/remote-hosts.md)',
+    ],
+    run: runPtyHost,
   },
   attach: {
     synopsis: 'attach <attach-url | page-url | session> [--token T] [--observe] [--binary] [--clipboard] [--label L]',
@@ -52,8 +55,11 @@ const COMMANDS: Record<string, Command> = {
     run: (argv) => clientCommand(argv, usage()),
   },
   token: {
-    synopsis: 'token [--state-dir DIR]',
-    help: ['a new dev token for the server on DIR, printed once (the old one stops working)'],
+    synopsis: 'token [--state-dir DIR] | token --host NAME [--url U --token T]',
+    help: [
+      'a new dev token for the server on DIR, printed once (the old one stops working);',
+      "--host: a remote PTY host's credential (scope pty:host) from the running server (pty:admin)",
+    ],
     run: tokenCommand,
   },
   share: {
@@ -67,6 +73,14 @@ const COMMANDS: Record<string, Command> = {
     run: async (argv) => nginxConfigCommand(argv.slice(1)),
   },
 };
+
+/** `pty-host` and `host`: the PTY host process, which parses its own flags from process.argv. */
+async function runPtyHost(argv: string[]): Promise<number> {
+  if (parseArgs(argv).help) return printUsage(true);
+  process.argv.splice(2, 1);
+  await import('../../../pty/main.ts');
+  return -1;
+}
 
 function usage(): string {
   const entry = ({ synopsis, help }: Command) => {

@@ -15,6 +15,7 @@ import { errorCode, setUpAuth } from '../../auth/setup.ts';
 import { ConfigError, type Config } from '../../config.ts';
 import { jsonLogger } from '../../logger.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
+import { HOST_SUBPROTOCOL } from '../../protocol/host-info.ts';
 import type { Logger, PtyHost, WebhookTransport } from '../../ports.ts';
 import { reloadThen, startRouter, type ScreenService, type ServedRouter } from '../../router.ts';
 import { databaseFilePath, readSecretFiles, securePrivateState } from '../../private-files.ts';
@@ -106,12 +107,13 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: config.maxFrameBytes,
-    // ws would echo the first offered entry, which may be a bearer.<token>: echo only the PTY token.
+    // ws would echo the first offered entry, which may be a bearer.<token>: echo only the PTY token,
+    // or for a PTY host's link (routes/hosts.ts checked it before the upgrade) the host's.
     handleProtocols: (offered) => {
       try {
         return negotiate([...offered].join(','), false).selected ?? false;
       } catch {
-        return false;
+        return offered.has(HOST_SUBPROTOCOL) ? HOST_SUBPROTOCOL : false;
       }
     },
   });

@@ -10,7 +10,7 @@ import { resolveDefaultSession, resolveSession } from './resolve-session.ts';
 import { parsePageUrl } from '../../../client/page-url.ts';
 
 const ATTACH_FLAGS = ['token', 'url', 'instance', 'observe', 'binary', 'clipboard', 'label'];
-const SESSIONS_FLAGS = ['token', 'url', 'instance', 'json', 'all', 'command', 'label', 'cwd', 'cols', 'rows', 'backend'];
+const SESSIONS_FLAGS = ['token', 'url', 'instance', 'json', 'all', 'command', 'label', 'cwd', 'cols', 'rows', 'backend', 'host'];
 
 /** `attach` and `sessions`: clients of a running server, configured by their own flags and env. */
 export async function clientCommand(argv: string[], usage: string): Promise<number> {

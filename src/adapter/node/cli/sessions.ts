@@ -8,7 +8,7 @@ import { table } from './table.ts';
 export const SESSIONS_USAGE = `usage:
   pty-ws sessions list [--all] [--json]   (--all: every instance sharing the server's database)
   pty-ws sessions create [--command CMD] [--label L] [--cwd DIR] [--cols N --rows N]
-                         [--backend native|tmux|screen] [--json]
+                         [--backend native|tmux|screen] [--host NAME] [--json]
   pty-ws sessions delete <session>
 <session> is a session id, a unique prefix of one, or a label (as for attach and share).
 common flags: --url http://host:port (PTY_WS_URL), --token T (PTY_WS_TOKEN), --instance ID (PTY_WS_INSTANCE_ID)
@@ -58,6 +58,8 @@ function createBody(flags: Record<string, string>): CreateSessionBody | string {
   if (flags.command) body.command = flags.command;
   if (flags.label) body.label = flags.label;
   if (flags.cwd) body.cwd = flags.cwd;
+  // A remote PTY host that dialed in (docs/remote-hosts.md); the server checks the name.
+  if (flags.host) body.host = flags.host;
   // tmux/screen sessions outlive the router (README, Sessions that outlive the router).
   if (flags.backend) {
     if (!['native', 'tmux', 'screen'].includes(flags.backend)) return `--backend ${JSON.stringify(flags.backend)}: native, tmux or screen`;

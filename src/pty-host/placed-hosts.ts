@@ -1,0 +1,248 @@
+// The PtyHost the hub talks to when PTY hosts may dial in (docs/remote-hosts.md): the local host,
+// and each linked remote host by name. A session placed on a remote host at its creation goes there
+// (SpawnSpec.host); its input, sizes, ends and acknowledgements follow it by session id. Everything
+// else (sessions without a host) is the local host's, exactly as without remote hosts.
+
+import { PtyHostError } from '../../pty/protocol.ts';
+import type { HostResume, Logger, PtyExit, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../ports.ts';
+
+/** A remote host's connection, as its link route made it. */
+export interface RemoteHost extends PtyHost {
+  /** The backends it said it runs. */
+  readonly backends: readonly string[];
+}
+
+export interface HostLink {
+  readonly name: string;
+  readonly host: RemoteHost;
+  /** Ends the link (the host reconnects unless its credential is gone). */
+  drop(code: number, reason: string): void;
+}
+
+interface Linked {
+  link: HostLink;
+  /** ms since the epoch. */
+  since: number;
+  unsubscribe: () => void;
+}
+
+/** What the hub acknowledged per remote host, so a host that links again resends only what was not logged. */
+interface Acked {
+  epoch: string;
+  after: Record<string, number>;
+}
+
+export class PlacedHosts implements PtyHost {
+  readonly #local: PtyHost;
+  readonly #logger: Logger;
+  readonly #clock: () => number;
+  readonly #linked = new Map<string, Linked>();
+  /** Names claimed by a link being opened: a second link of the name is refused meanwhile too. */
+  readonly #claimed = new Set<string>();
+  /** Remote sessions by id → host name (local ones are not listed). */
+  readonly #placed = new Map<string, string>();
+  readonly #acked = new Map<string, Acked>();
+  readonly #listeners = new Set<PtyHostListener>();
+  /** The hub's startEvents window once it asked for events: hosts linked later start theirs with it. */
+  #events: { window: number | undefined } | undefined;
+  #eventsPaused = false;
+  readonly #pausedSessions = new Set<string>();
+
+  constructor(local: PtyHost, logger: Logger, clock: () => number = Date.now) {
+    this.#local = local;
+    this.#logger = logger;
+    this.#clock = clock;
+  }
+
+  // ------------------------------------------------------------------ links
+
+  /**
+   * Reserves `name` for a link being opened; false when it is linked (or being linked) already:
+   * one live link per name. Call `link` or `release` after.
+   */
+  claim(name: string): boolean {
+    if (this.#linked.has(name) || this.#claimed.has(name)) return false;
+    this.#claimed.add(name);
+    return true;
+  }
+
+  release(name: string): void {
+    this.#claimed.delete(name);
+  }
+
+  /** A claimed name's link is up (its host greeted): its sessions are placed and its events start. */
+  async link(link: HostLink): Promise<void> {
+    const { name, host } = link;
+    this.#claimed.delete(name);
+    const unsubscribe = host.subscribe({
+      onData: (id, data, n) => this.#notify((l) => l.onData(id, data, n)),
+      onExit: (id, exit, n) => this.#exited(id, exit, n),
+      onHostLost: (reason) => this.#unlinked(link, reason),
+    });
+    this.#linked.set(name, { link, since: this.#clock(), unsubscribe });
+    for (const info of await host.list().catch(() => [])) this.#placed.set(info.sessionId, name);
+    if (this.#eventsPaused) host.pauseEvents();
+    for (const id of this.#pausedSessions) if (this.#placed.get(id) === name) host.pauseSession(id, true);
+    if (this.#events) this.#startRemote(name, host);
+    this.#logger.log('info', 'remote PTY host linked', { host: name, backends: host.backends });
+  }
+
+  /** Ends the named host's link, if it is up (its credential was revoked). */
+  drop(name: string, code: number, reason: string): boolean {
+    const linked = this.#linked.get(name);
+    if (!linked) return false;
+    linked.link.drop(code, reason);
+    this.#unlinked(linked.link, reason);
+    return true;
+  }
+
+  linked(name: string): { since: number; backends: readonly string[] } | undefined {
+    const l = this.#linked.get(name);
+    return l && { since: l.since, backends: l.link.host.backends };
+  }
+
+  /** Sessions placed on the named host that have not ended. */
+  sessionsOn(name: string): number {
+    let count = 0;
+    for (const host of this.#placed.values()) if (host === name) count++;
+    return count;
+  }
+
+  #unlinked(link: HostLink, reason: string): void {
+    const linked = this.#linked.get(link.name);
+    if (linked?.link !== link) return;
+    this.#linked.delete(link.name);
+    linked.unsubscribe();
+    this.#logger.log('warn', 'remote PTY host link lost', { host: link.name, reason });
+  }
+
+  #startRemote(name: string, host: RemoteHost): void {
+    const acked = this.#acked.get(name);
+    const resume: HostResume | undefined = acked && acked.epoch === host.epoch ? { epoch: acked.epoch, after: { ...acked.after } } : undefined;
+    host.startEvents(resume, this.#events?.window);
+  }
+
+  #exited(sessionId: string, exit: PtyExit, n: number | undefined): void {
+    this.#notify((l) => l.onExit(sessionId, exit, n));
+    this.#placed.delete(sessionId);
+    this.#pausedSessions.delete(sessionId);
+  }
+
+  #notify(call: (listener: PtyHostListener) => void): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        call(listener);
+      } catch (err) {
+        this.#logger.log('error', 'pty host listener threw', { err });
+      }
+    }
+  }
+
+  /** The session's host: the remote one it is placed on (null while that is not linked), else the local one. */
+  #hostOf(sessionId: string): { host: PtyHost | null; name?: string } {
+    const name = this.#placed.get(sessionId);
+    if (name === undefined) return { host: this.#local };
+    return { host: this.#linked.get(name)?.link.host ?? null, name };
+  }
+
+  // ------------------------------------------------------------------ PtyHost
+
+  spawn(spec: SpawnSpec): Promise<{ pid: number }> {
+    const { host: name, ...rest } = spec;
+    if (name === undefined) return this.#local.spawn(rest);
+    const linked = this.#linked.get(name);
+    if (!linked) return Promise.reject(new PtyHostError('spawn_failed', `the PTY host ${name} is not linked to this router right now; try again once it is`));
+    this.#placed.set(spec.sessionId, name);
+    return linked.link.host.spawn(rest).catch((e: unknown) => {
+      this.#placed.delete(spec.sessionId);
+      throw e;
+    });
+  }
+
+  /** The local host's sessions: a remote host's are its link's (placed when it links). */
+  list(): Promise<PtySessionInfo[]> {
+    return this.#local.list();
+  }
+
+  write(sessionId: string, data: Uint8Array, onFailed?: (message: string) => void): void {
+    const { host, name } = this.#hostOf(sessionId);
+    if (host) host.write(sessionId, data, onFailed);
+    else onFailed?.(unlinked(name));
+  }
+
+  resize(sessionId: string, cols: number, rows: number, done?: (error?: string) => void): void {
+    const { host, name } = this.#hostOf(sessionId);
+    if (host) host.resize(sessionId, cols, rows, done);
+    else done?.(unlinked(name));
+  }
+
+  kill(sessionId: string, signal?: string): void {
+    this.#hostOf(sessionId).host?.kill(sessionId, signal);
+  }
+
+  subscribe(listener: PtyHostListener): () => void {
+    this.#listeners.add(listener);
+    const offLocal = this.#local.subscribe(listener);
+    return () => {
+      this.#listeners.delete(listener);
+      offLocal();
+    };
+  }
+
+  startEvents(resume?: HostResume, window?: number): void {
+    this.#local.startEvents(resume, window);
+    const first = this.#events === undefined;
+    this.#events = { window };
+    if (first) for (const [name, linked] of this.#linked) this.#startRemote(name, linked.link.host);
+  }
+
+  ack(sessionId: string, n: number): void {
+    const { host, name } = this.#hostOf(sessionId);
+    if (name !== undefined && host?.epoch) {
+      let acked = this.#acked.get(name);
+      if (acked?.epoch !== host.epoch) this.#acked.set(name, (acked = { epoch: host.epoch, after: {} }));
+      acked.after[sessionId] = Math.max(n, acked.after[sessionId] ?? 0);
+    }
+    host?.ack(sessionId, n);
+  }
+
+  /** The local host's: the hub's own resume bookkeeping is for it; remote hosts' is kept here (ack). */
+  get epoch(): string | null {
+    return this.#local.epoch;
+  }
+
+  pauseEvents(): void {
+    this.#eventsPaused = true;
+    this.#local.pauseEvents();
+    for (const { link } of this.#linked.values()) link.host.pauseEvents();
+  }
+
+  resumeEvents(): void {
+    this.#eventsPaused = false;
+    this.#local.resumeEvents();
+    for (const { link } of this.#linked.values()) link.host.resumeEvents();
+  }
+
+  pauseSession(sessionId: string, paused: boolean): void {
+    const { host, name } = this.#hostOf(sessionId);
+    if (name !== undefined) {
+      if (paused) this.#pausedSessions.add(sessionId);
+      else this.#pausedSessions.delete(sessionId);
+    }
+    host?.pauseSession(sessionId, paused);
+  }
+
+  /** Ends every remote link: their hosts keep their sessions and link again (to the next router). */
+  dropAll(code: number, reason: string): void {
+    for (const { link } of [...this.#linked.values()]) this.drop(link.name, code, reason);
+  }
+
+  async close(): Promise<void> {
+    this.dropAll(1001, 'router stopping');
+    await this.#local.close();
+  }
+}
+
+function unlinked(name: string | undefined): string {
+  return `the PTY host ${name ?? ''} of this session is not linked to the router right now`;
+}

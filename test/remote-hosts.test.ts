@@ -1,0 +1,179 @@
+// Remote PTY hosts (docs/remote-hosts.md) against real parts: the router and a second PTY host as
+// separate processes, each with its own state dir, the host dialing in over loopback WebSocket; a
+// real WebSocket client attaches to a session that runs on the remote host.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { b64, TestClient } from './helpers/client.ts';
+import { runCli, startRouterProcess, type Child, type RouterProcess } from './helpers/processes.ts';
+import { until } from './helpers/wait.ts';
+
+const HOST_PROTOCOL = 'pty-ws.host.v1';
+const dirs: string[] = [];
+const children: Child[] = [];
+let router: RouterProcess;
+
+const tempDir = (tag: string) => {
+  const d = mkdtempSync(join(tmpdir(), `pty-ws-remote-${tag}-`));
+  dirs.push(d);
+  return d;
+};
+
+const hostsUrl = () => `${router.origin}/agents/local/hosts`;
+const linkUrl = (name: string) => `${router.wsOrigin}/agents/local/hosts/${name}/link`;
+const authed = (token: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${token}`, ...extra });
+
+async function hosts(): Promise<Array<{ name: string; connected: boolean; since: string | null; backends: string[]; sessions: number }>> {
+  const res = await fetch(hostsUrl(), { headers: authed(router.token) });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { hosts: Array<{ name: string; connected: boolean; since: string | null; backends: string[]; sessions: number }> }).hosts;
+}
+
+/** `pty-ws token --host NAME` against the running router, as an operator would: the credential on stdout. */
+async function mintWithCli(name: string): Promise<string> {
+  const cli = runCli(['token', '--host', name], { PTY_WS_URL: router.origin, PTY_WS_TOKEN: router.token });
+  expect(await cli.exited).toBe(0);
+  return cli.stdout().trim();
+}
+
+/** `pty-ws host --connect` in a state dir of its own, with its credential in a file. */
+function startRemoteHost(name: string, token: string): Child {
+  const dir = tempDir(name);
+  const tokenFile = join(dir, 'host.token');
+  writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
+  const host = runCli(['host', '--connect', router.origin, '--name', name, '--token-file', tokenFile, '--state-dir', dir], {});
+  children.push(host);
+  return host;
+}
+
+async function linked(name: string): Promise<void> {
+  await until(async () => (await hosts()).find((h) => h.name === name)?.connected, `host ${name} to link`, 60_000);
+}
+
+async function createSession(body: Record<string, unknown>, token = router.token): Promise<Response> {
+  return fetch(`${router.origin}/agents/local/sessions`, { method: 'POST', headers: authed(token, { 'content-type': 'application/json' }), body: JSON.stringify(body) });
+}
+
+beforeAll(async () => {
+  router = await startRouterProcess({ 'state-dir': tempDir('router') });
+  children.push(router);
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.all(children.map((c) => c.stop()));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('a remote PTY host linked over WebSocket', () => {
+  let hostToken: string;
+  let host: Child;
+
+  beforeAll(async () => {
+    hostToken = await mintWithCli('laptop');
+    expect(hostToken).toMatch(/^pwhost_/);
+    host = startRemoteHost('laptop', hostToken);
+    await linked('laptop');
+  }, 90_000);
+
+  it('lists the linked host with its backends, and refuses a second link of the same name (logged)', async () => {
+    const [laptop] = (await hosts()).filter((h) => h.name === 'laptop');
+    expect(laptop).toMatchObject({ connected: true, backends: expect.arrayContaining(['native']) });
+    expect(Date.parse(laptop!.since!)).toBeGreaterThan(0);
+
+    expect(await TestClient.refusedStatus(linkUrl('laptop'), { token: hostToken, protocols: [HOST_PROTOCOL] })).toBe(409);
+    await until(() => router.stderr().includes('host link refused: the name is linked already'), 'the refusal in the router log');
+    // The first link is still the one in use.
+    expect((await hosts()).find((h) => h.name === 'laptop')?.since).toBe(laptop!.since);
+  });
+
+  it('runs a session on the remote host: attach, type, see the output, replay it after a reconnect', async () => {
+    const marker = tempDir('marker');
+    const created = await createSession({ host: 'laptop', command: 'cd /; exec /bin/sh', label: 'on-laptop' });
+    expect(created.status).toBe(201);
+    const session = (await created.json()) as { session_id: string; attach_url: string; host?: string };
+    expect(session.host).toBe('laptop');
+
+    const a = await TestClient.connect(session.attach_url, { token: router.token });
+    await a.join({ role: 'controller' });
+    // The shell runs in the remote host's process tree: it writes the host's pid's parent chain into a file we read.
+    a.send('pty.session_input', { data: b64(`echo remote-$((6*7)); echo $PPID > ${marker}/ppid\r`) });
+    await a.waitForOutput('remote-42');
+    const ppid = Number(readFileSync(join(marker, 'ppid'), 'utf8').trim());
+    expect(ppid).toBeGreaterThan(0);
+    expect(await descendsFrom(ppid, host.proc.pid!)).toBe(true);
+    expect(await descendsFrom(ppid, router.proc.pid!)).toBe(false);
+    a.close();
+
+    const b = await TestClient.connect(session.attach_url, { token: router.token });
+    await b.join({ role: 'observer' }, { replay_from: 0 });
+    await b.waitForOutput('remote-42');
+    // Typing goes on after the reconnect, from another controller; the observer sees it live.
+    const c = await TestClient.connect(session.attach_url, { token: router.token });
+    await c.join({ role: 'controller' });
+    c.send('pty.session_input', { data: b64('echo again-$((2+3))\r') });
+    await c.waitForOutput('again-5');
+    await b.waitForOutput('again-5');
+    expect((await hosts()).find((h) => h.name === 'laptop')?.sessions).toBe(1);
+    b.close();
+    c.close();
+  });
+
+  it('places nothing on an unknown or unlinked host, with the binding error', async () => {
+    const unknown = await createSession({ host: 'nowhere' });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toMatchObject({ error: { code: 'host_unknown' } });
+
+    await fetch(`${hostsUrl()}/idle/token`, { method: 'POST', headers: authed(router.token, { 'content-type': 'application/json' }), body: '{}' });
+    const unlinked = await createSession({ host: 'idle' });
+    expect(unlinked.status).toBe(400);
+    expect(await unlinked.json()).toMatchObject({ error: { code: 'host_unreachable' } });
+
+    const bad = await createSession({ host: '../etc' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: { code: 'invalid_request' } });
+  });
+
+  it('refuses a host credential as a client and a user credential as a host', async () => {
+    const sessions = await fetch(`${router.origin}/agents/local/sessions`, { headers: authed(hostToken) });
+    expect(sessions.status).toBe(403);
+    expect(((await sessions.json()) as { error: { message: string } }).error.message).toContain('host credential');
+
+    const created = await createSession({}, router.token);
+    const { attach_url } = (await created.json()) as { attach_url: string };
+    expect(await TestClient.refusedStatus(attach_url, { token: hostToken })).toBe(403);
+    const a2a = await fetch(`${router.origin}/agents/local/a2a/rest/tasks`, { headers: authed(hostToken) });
+    expect(a2a.status).toBe(403);
+    const mint = await fetch(`${hostsUrl()}/other/token`, { method: 'POST', headers: authed(hostToken, { 'content-type': 'application/json' }), body: '{}' });
+    expect(mint.status).toBe(403);
+
+    // The dev token is a valid user principal: a valid credential, not a host one.
+    expect(await TestClient.refusedStatus(linkUrl('laptop2'), { token: router.token, protocols: [HOST_PROTOCOL] })).toBe(403);
+    expect(await TestClient.refusedStatus(linkUrl('laptop2'), { token: 'pwhost_not-a-real-one', protocols: [HOST_PROTOCOL] })).toBe(401);
+    expect(await TestClient.refusedStatus(linkUrl('laptop2'), { token: null, protocols: [HOST_PROTOCOL] })).toBe(401);
+    // laptop's credential is laptop's only.
+    expect(await TestClient.refusedStatus(linkUrl('laptop2'), { token: hostToken, protocols: [HOST_PROTOCOL] })).toBe(403);
+    expect(await TestClient.refusedStatus(linkUrl('laptop'), { token: hostToken, protocols: ['pty-ws.v1'] })).toBe(400);
+  });
+
+  it('revoking the host ends its link with 4401; the host keeps dialing and is refused', async () => {
+    const revoked = await fetch(`${hostsUrl()}/laptop`, { method: 'DELETE', headers: authed(router.token) });
+    expect(revoked.status).toBe(200);
+    expect(await revoked.json()).toMatchObject({ name: 'laptop', revoked: true, link_ended: true });
+    await until(() => /link to the router lost.*"code":4401/.test(host.stderr()), 'the host to see close 4401', 20_000);
+    await until(() => /the router refused the link.*"status":401/.test(host.stderr()), 'the host to be refused when it dials again', 20_000);
+    expect((await hosts()).find((h) => h.name === 'laptop')).toBeUndefined();
+    expect(host.proc.exitCode).toBeNull();
+    expect((await fetch(`${hostsUrl()}/laptop`, { method: 'DELETE', headers: authed(router.token) })).status).toBe(404);
+  }, 60_000);
+});
+
+/** Whether `pid` is `ancestor` or below it in the process tree. */
+async function descendsFrom(pid: number, ancestor: number): Promise<boolean> {
+  for (let p = pid; p > 1; ) {
+    if (p === ancestor) return true;
+    const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+    p = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  }
+  return false;
+}
