@@ -10,7 +10,8 @@ import { HOST_SUBPROTOCOL } from '../src/protocol/host-info.ts';
 export interface DialOutOptions {
   /** The link's ws(s):// URL (linkUrl). */
   url: string;
-  token: string;
+  /** The host credential, read again at each dial: a credential minted anew is picked up without a restart. */
+  token(): string;
   logger: Logger;
   /** Serves the host protocol on a link that opened. */
   accept(link: Duplex): void;
@@ -68,7 +69,16 @@ export class HostDialer {
   }
 
   #dial(): void {
-    const { url, token, logger } = this.#o;
+    const { url, logger } = this.#o;
+    let token: string;
+    try {
+      token = this.#o.token();
+    } catch (e) {
+      logger.log('error', 'cannot read the host credential', { error: String(e) });
+      this.#socket = undefined;
+      this.#again(undefined);
+      return;
+    }
     logger.log('info', 'dialing the router', { url });
     const ws = new WebSocket(url, [HOST_SUBPROTOCOL], { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
     this.#socket = ws;
@@ -106,7 +116,7 @@ export class HostDialer {
   }
 
   /** Once per failed or lost link (a refusal fires both its response's end and close). */
-  #again(ws: WebSocket): void {
+  #again(ws: WebSocket | undefined): void {
     if (this.#stopped || this.#retry !== undefined || ws !== this.#socket) return;
     const cap = Math.min(this.#o.maxDelayMs, this.#o.baseDelayMs * 2 ** Math.min(this.#failures, 16));
     this.#failures++;

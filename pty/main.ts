@@ -113,7 +113,7 @@ async function main(config: Config, startedBy: string | undefined, remote: Remot
 interface RemoteLink {
   url: string;
   name: string;
-  token: string;
+  token(): string;
 }
 
 /** The directory of this package (its package.json): the server's own code, read-only to sandboxed sessions. */
@@ -168,14 +168,14 @@ function remoteLink(connect: string | undefined, name: string | undefined, token
   if (connect === undefined || name === undefined || tokenFile === undefined) throw new ConfigError(['--connect, --name and --token-file go together: the router, this host\'s name there, and the file holding its host credential']);
   const named = v.safeParse(HostName, name);
   if (!named.success) throw new ConfigError([`--name ${JSON.stringify(name)}: ${named.issues[0].message}`]);
-  let token: string;
+  // Read at each dial (a new credential is picked up without a restart); checked once now.
+  const token = (): string => {
+    const text = readFileSync(tokenFile, 'utf8').trim();
+    if (!text.startsWith(HOST_TOKEN_PREFIX)) throw new Error(`--token-file ${tokenFile}: not a host credential (pty-ws token --host ${name} prints one)`);
+    return text;
+  };
   try {
-    token = readFileSync(tokenFile, 'utf8').trim();
-  } catch (e) {
-    throw new ConfigError([`--token-file ${tokenFile}: cannot read it (${(e as NodeJS.ErrnoException).code ?? String(e)})`]);
-  }
-  if (!token.startsWith(HOST_TOKEN_PREFIX)) throw new ConfigError([`--token-file ${tokenFile}: not a host credential (pty-ws token --host ${name} prints one)`]);
-  try {
+    token();
     return { url: linkUrl(connect, instanceId, name), name, token };
   } catch (e) {
     throw new ConfigError([(e as Error).message]);

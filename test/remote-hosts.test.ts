@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
 import { runCli, startRouterProcess, type Child, type RouterProcess } from './helpers/processes.ts';
 import { until } from './helpers/wait.ts';
+import { a2aClient, rejection, send, textOf, userText } from './helpers/a2a.ts';
 
 const HOST_PROTOCOL = 'pty-ws.host.v1';
 const dirs: string[] = [];
@@ -38,13 +39,13 @@ async function mintWithCli(name: string): Promise<string> {
 }
 
 /** `pty-ws host --connect` in a state dir of its own, with its credential in a file. */
-function startRemoteHost(name: string, token: string): Child {
+function startRemoteHost(name: string, token: string): Child & { tokenFile: string } {
   const dir = tempDir(name);
   const tokenFile = join(dir, 'host.token');
   writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
   const host = runCli(['host', '--connect', router.origin, '--name', name, '--token-file', tokenFile, '--state-dir', dir], {});
   children.push(host);
-  return host;
+  return { ...host, tokenFile };
 }
 
 async function linked(name: string): Promise<void> {
@@ -67,7 +68,8 @@ afterAll(async () => {
 
 describe('a remote PTY host linked over WebSocket', () => {
   let hostToken: string;
-  let host: Child;
+  let host: Child & { tokenFile: string };
+  let session: { session_id: string; attach_url: string; host?: string };
 
   beforeAll(async () => {
     hostToken = await mintWithCli('laptop');
@@ -91,7 +93,7 @@ describe('a remote PTY host linked over WebSocket', () => {
     const marker = tempDir('marker');
     const created = await createSession({ host: 'laptop', command: 'cd /; exec /bin/sh', label: 'on-laptop' });
     expect(created.status).toBe(201);
-    const session = (await created.json()) as { session_id: string; attach_url: string; host?: string };
+    session = (await created.json()) as typeof session;
     expect(session.host).toBe('laptop');
 
     const a = await TestClient.connect(session.attach_url, { token: router.token });
@@ -117,6 +119,26 @@ describe('a remote PTY host linked over WebSocket', () => {
     expect((await hosts()).find((h) => h.name === 'laptop')?.sessions).toBe(1);
     b.close();
     c.close();
+  });
+
+  it('places a session from A2A message metadata and from the CLI', async () => {
+    const marker = tempDir('a2a');
+    const client = await a2aClient(router.origin, router.token, 'JSONRPC');
+    const task = await client.sendMessage(send({ message: userText(`echo a2a-$((5*5)); echo $$ > ${marker}/pid`, { metadata: { 'pty-ws/session': { host: 'laptop' } } }) }));
+    if (!('status' in task)) throw new Error('expected a task');
+    expect(textOf(task)).toContain('a2a-25');
+    expect(await descendsFrom(Number(readFileSync(join(marker, 'pid'), 'utf8').trim()), host.proc.pid!)).toBe(true);
+    const rec = (await (await fetch(`${router.origin}/agents/local/sessions/${task.contextId}`, { headers: authed(router.token) })).json()) as Record<string, unknown>;
+    expect(rec).toMatchObject({ host: 'laptop' });
+    const refused = await rejection(client.sendMessage(send({ message: userText('true', { metadata: { 'pty-ws/session': { host: 'nowhere' } } }) })));
+    expect(refused.message).toContain('nowhere');
+
+    const cli = runCli(['sessions', 'create', '--host', 'laptop', '--json'], { PTY_WS_URL: router.origin, PTY_WS_TOKEN: router.token });
+    expect(await cli.exited).toBe(0);
+    expect(JSON.parse(cli.stdout())).toMatchObject({ host: 'laptop', state: 'created' });
+    const cliRefused = runCli(['sessions', 'create', '--host', 'nowhere'], { PTY_WS_URL: router.origin, PTY_WS_TOKEN: router.token });
+    expect(await cliRefused.exited).not.toBe(0);
+    expect(cliRefused.stderr()).toContain('host_unknown');
   });
 
   it('places nothing on an unknown or unlinked host, with the binding error', async () => {
@@ -156,7 +178,7 @@ describe('a remote PTY host linked over WebSocket', () => {
     expect(await TestClient.refusedStatus(linkUrl('laptop'), { token: hostToken, protocols: ['pty-ws.v1'] })).toBe(400);
   });
 
-  it('revoking the host ends its link with 4401; the host keeps dialing and is refused', async () => {
+  it('revoking the host ends its link with 4401; the host keeps dialing, is refused, and links again with a new credential, its session carrying on', async () => {
     const revoked = await fetch(`${hostsUrl()}/laptop`, { method: 'DELETE', headers: authed(router.token) });
     expect(revoked.status).toBe(200);
     expect(await revoked.json()).toMatchObject({ name: 'laptop', revoked: true, link_ended: true });
@@ -165,7 +187,18 @@ describe('a remote PTY host linked over WebSocket', () => {
     expect((await hosts()).find((h) => h.name === 'laptop')).toBeUndefined();
     expect(host.proc.exitCode).toBeNull();
     expect((await fetch(`${hostsUrl()}/laptop`, { method: 'DELETE', headers: authed(router.token) })).status).toBe(404);
-  }, 60_000);
+
+    // A new credential in the host's token file: it is read at the next dial.
+    writeFileSync(host.tokenFile, await mintWithCli('laptop'));
+    await linked('laptop');
+    expect(host.stderr()).toMatch(/dialing the router again.*"attempt":2/);
+    const a = await TestClient.connect(session.attach_url, { token: router.token });
+    await a.join({ role: 'controller' }, { replay_from: 0 });
+    await a.waitForOutput('again-5');
+    a.send('pty.session_input', { data: b64('echo relinked-$((3*3))\r') });
+    await a.waitForOutput('relinked-9');
+    a.close();
+  }, 90_000);
 });
 
 /** Whether `pid` is `ancestor` or below it in the process tree. */
