@@ -83,10 +83,10 @@ describe('docs/configuration.md: commands', () => {
   const docCommands = section(DOC, '## Commands');
 
   it('pty-ws --help lists the commands it has', () => {
-    expect(commands).toEqual(expect.arrayContaining(['start', 'serve', 'pty-host', 'attach', 'sessions', 'token', 'share', 'nginx-config']));
+    expect(commands).toEqual(expect.arrayContaining(['start', 'serve', 'pty-host', 'host', 'attach', 'sessions', 'token', 'share', 'nginx-config']));
   });
 
-  it.each(['start', 'serve', 'pty-host', 'attach', 'sessions', 'token', 'share', 'nginx-config'])('documents `pty-ws %s` and every flag its help shows', (command) => {
+  it.each(['start', 'serve', 'pty-host', 'host', 'attach', 'sessions', 'token', 'share', 'nginx-config'])('documents `pty-ws %s` and every flag its help shows', (command) => {
     expect(commands).toContain(command);
     const own = section(docCommands, `### \`pty-ws ${command}\``).split('\n### ')[0]!;
     // The command's entry in `pty-ws --help`, and its own --help where it has one (not the general usage).
