@@ -10,7 +10,8 @@ import type { SessionHub } from '../src/hub/hub.ts';
 import type { ClientConnection, InstanceRegistryStore, Store } from '../src/ports.ts';
 import type { Readiness } from '../src/readiness.ts';
 import type { ShareService } from '../src/shares/share-service.ts';
-import type { HostDeps } from './hosts.ts';
+import type { HostCredentials } from '../src/auth/host-credentials.ts';
+import type { PlacedHosts } from '../src/pty-host/placed-hosts.ts';
 
 /** The web terminal's bundled files by name (`terminal.js`, `terminal.css`), from the runtime adapter. */
 export interface WebAssets {
@@ -27,6 +28,12 @@ export interface SessionFiles {
   write(dir: string, name: string, bytes: Uint8Array): Promise<void>;
   /** The bytes of the regular file `dir/name` (`code` EISDIR for anything else), at most `maxBytes` (EFBIG). */
   read(dir: string, name: string, maxBytes: number): Promise<Uint8Array>;
+}
+
+/** Remote PTY hosts (routes/hosts.ts): their credentials and the hosts the hub routes to. */
+export interface HostDeps {
+  credentials: HostCredentials;
+  placed: PlacedHosts;
 }
 
 /** What the routes need; each runtime adapter supplies its own WebSocket upgrade and socket wrapper. */

@@ -3,25 +3,17 @@
 import { Hono, type Context } from 'hono';
 import type { WSContext } from 'hono/ws';
 import * as v from 'valibot';
-import type { HostCredentials } from '../src/auth/host-credentials.ts';
 import { hasScope, type Principal, type Scope } from '../src/auth/principal.ts';
 import { BindingError, restError, toBindingError } from '../src/errors.ts';
 import { peerFields } from '../src/hub/audit.ts';
 import { offeredProtocols } from '../src/protocol/subprotocol.ts';
 import { HOST_SCOPE, HOST_SUBPROTOCOL, HostName, type HostInfo, type MintedHostToken } from '../src/protocol/host-info.ts';
-import type { PlacedHosts } from '../src/pty-host/placed-hosts.ts';
 import { WsHostSocket } from '../src/pty-host/ws-host-socket.ts';
 import { PtyHostConnection } from '../pty/client.ts';
 import type { AppDeps } from './deps.ts';
 import { peerOf } from './edge.ts';
 import { requireSecureTransport } from './guards.ts';
 import { bearerFromHeader } from './request.ts';
-
-/** What the host routes need beyond the app's: the credentials and the hosts the hub routes to. */
-export interface HostDeps {
-  credentials: HostCredentials;
-  placed: PlacedHosts;
-}
 
 type Env = { Variables: { principal: Principal } };
 
