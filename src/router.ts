@@ -228,7 +228,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   const idleContexts = new IdleContexts({ kill: (id) => hub.kill(id), quietSince: (id) => tasks.quietSince(id), clock, timers, logger, idleMs: config.a2aContextIdleSeconds * 1000 });
   // The local host, and the remote ones that link in (docs/remote-hosts.md). A host credential
   // links its host and is refused everywhere else (the auth below).
-  const placed = new PlacedHosts(ptyHost.host, logger.child({ component: 'hosts' }), () => clock.now());
+  const placed: PlacedHosts = new PlacedHosts(ptyHost.host, logger.child({ component: 'hosts' }), { clock: () => clock.now(), adopt: (host, listed): Promise<void> => hub.adoptRemote(host, listed) });
   const hostCredentials = new HostCredentials(store.hosts, clock, config.instanceId);
   const hub = new SessionHub({
     config,

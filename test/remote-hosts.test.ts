@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { b64, TestClient } from './helpers/client.ts';
-import { runCli, startRouterProcess, type Child, type RouterProcess } from './helpers/processes.ts';
+import { freePort, runCli, startRouterProcess, type Child, type RouterProcess } from './helpers/processes.ts';
 import { until } from './helpers/wait.ts';
 import { a2aClient, rejection, send, textOf, userText } from './helpers/a2a.ts';
 
@@ -199,6 +199,44 @@ describe('a remote PTY host linked over WebSocket', () => {
     await a.waitForOutput('relinked-9');
     a.close();
   }, 90_000);
+});
+
+describe('a router restart', () => {
+  it('takes up the remote host\'s session when the host links to the new router: its log replayed, what it printed meanwhile logged, typing on', async () => {
+    await router.stop();
+    const port = String(await freePort());
+    const state = tempDir('restart');
+    router = await startRouterProcess({ 'state-dir': state, port });
+    children.push(router);
+    const host = startRemoteHost('vm', await mintWithCli('vm'));
+    await linked('vm');
+    const created = await createSession({ host: 'vm', command: 'exec /bin/sh' });
+    const { session_id, attach_url } = (await created.json()) as { session_id: string; attach_url: string };
+    const a = await TestClient.connect(attach_url, { token: router.token });
+    await a.join({ role: 'controller' });
+    a.send('pty.session_input', { data: b64('echo before-$((4*4))\r') });
+    await a.waitForOutput('before-16');
+
+    // Output the program makes while no router is linked: the host holds it, the next router logs it.
+    const mark = join(state, 'go');
+    a.send('pty.session_input', { data: b64(`while [ ! -e ${mark} ]; do sleep 0.1; done; echo late-$((6*6))\r`) });
+    await a.waitForOutput('done; echo late-');
+    await router.stop();
+    await until(() => host.stderr().includes('link to the router lost'), 'the host to lose its link');
+    writeFileSync(mark, '');
+    router = await startRouterProcess({ 'state-dir': state, port });
+    children.push(router);
+    await linked('vm');
+    const rec = (await (await fetch(`${router.origin}/agents/local/sessions/${session_id}`, { headers: authed(router.token) })).json()) as Record<string, unknown>;
+    expect(rec).toMatchObject({ state: 'running', host: 'vm' });
+    const b = await TestClient.connect(attach_url.replace(/:\d+\//, `:${port}/`), { token: router.token });
+    await b.join({ role: 'controller' }, { replay_from: 0 });
+    await b.waitForOutput('before-16');
+    await b.waitForOutput('late-36');
+    b.send('pty.session_input', { data: b64('echo after-$((5*5))\r') });
+    await b.waitForOutput('after-25');
+    b.close();
+  }, 180_000);
 });
 
 /** Whether `pid` is `ancestor` or below it in the process tree. */

@@ -3,7 +3,8 @@ import type { Principal } from '../auth/principal.ts';
 import type { BindingError } from '../errors.ts';
 import { hasScope } from '../auth/principal.ts';
 import type { JoinRights } from './join-spec.ts';
-import type { ClientConnection, ScreenFactory, SessionRecord, Store } from '../ports.ts';
+import type { ClientConnection, PtySessionInfo, ScreenFactory, SessionRecord, Store } from '../ports.ts';
+import { adoptRemoteSessions } from './remote-adoption.ts';
 import type { HubStats } from '../metrics.ts';
 import { A2A_CORE_OPERATIONS } from '../protocol/hello.ts';
 import { Attachment } from './attachment.ts';
@@ -207,6 +208,12 @@ export class SessionHub {
       if (info) s?.adopted(info);
       else s?.terminate('error', lostDetail);
     }
+  }
+
+  /** A remote host linked: take up the sessions placed on it that it lists (src/hub/remote-adoption.ts). */
+  adoptRemote(host: string, listed: readonly PtySessionInfo[]): Promise<void> {
+    const { store, config, logger, pty } = this.deps;
+    return adoptRemoteSessions({ store, instanceId: config.instanceId, live: (id) => this.live(id), kill: (id) => pty.kill(id), logger }, host, listed);
   }
 
   /** False between losing the PTY host and re-adopting what a host runs again. */

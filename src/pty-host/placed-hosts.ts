@@ -48,10 +48,17 @@ export class PlacedHosts implements PtyHost {
   #eventsPaused = false;
   readonly #pausedSessions = new Set<string>();
 
-  constructor(local: PtyHost, logger: Logger, clock: () => number = Date.now) {
+  readonly #adopt: (host: string, listed: readonly PtySessionInfo[]) => Promise<void>;
+
+  /**
+   * `adopt` takes up the sessions a linking host lists (SessionHub.adoptRemote) before its events
+   * flow: they are placed on it first, so the kill of one ended here reaches it.
+   */
+  constructor(local: PtyHost, logger: Logger, options: { clock?: () => number; adopt?: (host: string, listed: readonly PtySessionInfo[]) => Promise<void> } = {}) {
     this.#local = local;
     this.#logger = logger;
-    this.#clock = clock;
+    this.#clock = options.clock ?? Date.now;
+    this.#adopt = options.adopt ?? (() => Promise.resolve());
   }
 
   // ------------------------------------------------------------------ links
@@ -80,7 +87,12 @@ export class PlacedHosts implements PtyHost {
       onHostLost: (reason) => this.#unlinked(link, reason),
     });
     this.#linked.set(name, { link, since: this.#clock(), unsubscribe });
-    for (const info of await host.list().catch(() => [])) this.#placed.set(info.sessionId, name);
+    const listed = await host.list().catch((e: unknown) => {
+      this.#logger.log('warn', 'could not list a linked host\'s sessions', { host: name, error: String(e) });
+      return [];
+    });
+    for (const info of listed) this.#placed.set(info.sessionId, name);
+    await this.#adopt(name, listed).catch((e: unknown) => this.#logger.log('error', 'could not take up a linked host\'s sessions', { host: name, error: String(e) }));
     if (this.#eventsPaused) host.pauseEvents();
     for (const id of this.#pausedSessions) if (this.#placed.get(id) === name) host.pauseSession(id, true);
     if (this.#events) this.#startRemote(name, host);
