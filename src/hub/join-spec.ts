@@ -91,17 +91,17 @@ export function checkJoinSpec(record: SessionRecord, join: SessionHostFields, wh
   const named = namedProcessFields(join);
   if (record.state !== 'created') return named;
   const changed = changes(record, join, d);
+  // The server's own session (the default one) runs what the server configured: any joiner's
+  // process-start fields are ignored as on a running session, so the binding's example join works
+  // against it (docs/protocol.md §5.4); its backend and class are still held to the record's.
+  const hostChanges = changed.filter((f) => f === 'session_backend' || f === 'session_class');
+  if (record.createdBy === null && !who.mayAdmin && hostChanges.length === 0) return named;
   if (!who.mayControl && (named.length > 0 || changed.length > 0)) {
     const fields = [...new Set([...named, ...changed])].join(', ');
     throw new BindingError('PERMISSION_DENIED', `${fields} on pty.join_session decide what the session runs: that needs pty:control, and this principal has only pty:observe (join without them to watch)`, {
       metadata: { reason: 'join.process_fields_need_control', fields },
     });
   }
-  // The server's own session (the default one) runs what the server configured: a joiner's
-  // process-start fields are ignored as on a running session, so the binding's example join works
-  // against it (docs/protocol.md §5.4); its backend and class are still held to the record's.
-  const hostChanges = changed.filter((f) => f === 'session_backend' || f === 'session_class');
-  if (record.createdBy === null && !who.mayAdmin && hostChanges.length === 0) return named;
   const isCreator = record.createdBy !== null && record.createdBy === who.principalId;
   if (changed.length > 0 && !isCreator && !who.mayAdmin) {
     const fields = changed.join(', ');
