@@ -1,4 +1,4 @@
-// The one place that reads configuration: env vars and their --kebab-case flags (README, Configuration).
+// The one place that reads configuration: env vars and their --kebab-case flags (docs/configuration.md).
 // Portable: the adapter passes in the environment and argv; nothing here touches process.env.
 import * as v from 'valibot';
 
@@ -438,7 +438,7 @@ export function settingsHelp(): string {
   return rows.join('\n');
 }
 
-/** The client commands' settings (`attach`, `sessions`): flags first, then env (README, "CLI"). */
+/** The client commands' settings (`attach`, `sessions`): flags first, then env (docs/cli.md). */
 export interface ClientConfig {
   /** Bearer token: --token or PTY_WS_TOKEN. */
   token: string | undefined;

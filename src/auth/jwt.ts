@@ -1,4 +1,4 @@
-// JWT bearers (README, Authentication): verified with jose against an HS256 secret, one public key or a JWKS URL.
+// JWT bearers (docs/authentication.md): verified with jose against an HS256 secret, one public key or a JWKS URL.
 // The algorithm allow-list is explicit and never contains `none`; `exp` is required, `nbf`, `iss`
 // and `aud` are enforced (the last two when configured). Portable: Web Crypto and fetch only.
 import { createRemoteJWKSet, importJWK, importSPKI, importX509, jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';

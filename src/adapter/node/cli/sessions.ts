@@ -58,7 +58,7 @@ function createBody(flags: Record<string, string>): CreateSessionBody | string {
   if (flags.command) body.command = flags.command;
   if (flags.label) body.label = flags.label;
   if (flags.cwd) body.cwd = flags.cwd;
-  // tmux/screen sessions outlive the router (README, Sessions that outlive the router).
+  // tmux/screen sessions outlive the router (docs/backends.md).
   if (flags.backend) {
     if (!['native', 'tmux', 'screen'].includes(flags.backend)) return `--backend ${JSON.stringify(flags.backend)}: native, tmux or screen`;
     body.session_backend = flags.backend;
