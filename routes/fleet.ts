@@ -51,7 +51,7 @@ export function fleetRoutes(deps: AppDeps): Hono<Env> {
 
   app.onError((e, c) => {
     const err = toBindingError(e);
-    if (err.code === 'INTERNAL') hub.deps.logger.log('error', 'fleet read failed', { path: c.req.path, error: String(e) });
+    if (err.code === 'INTERNAL') hub.deps.logger.log('error', 'fleet read failed', { path: c.req.path, error: e });
     const code = (err.metadata.reason as string | undefined) ?? err.code;
     return c.json(restError(code, err.message), err.httpStatus as 400);
   });

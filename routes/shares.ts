@@ -87,7 +87,7 @@ export function principalShareRoutes(deps: AppDeps): Hono {
   });
   app.onError((e, c) => {
     const err = toBindingError(e);
-    if (err.code === 'INTERNAL') deps.hub.deps.logger.log('error', 'share revocation failed', { path: c.req.path, error: String(e) });
+    if (err.code === 'INTERNAL') deps.hub.deps.logger.log('error', 'share revocation failed', { path: c.req.path, error: e });
     return c.json(restError(err.code, err.message), err.httpStatus as 400);
   });
   return app;

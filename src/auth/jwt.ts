@@ -76,7 +76,7 @@ export class JwtAuthenticator implements Authenticator {
     const code = (e as { code?: unknown }).code;
     const reason = typeof code === 'string' ? TOKEN_FAULTS[code] : undefined;
     if (reason) return new BindingError('UNAUTHENTICATED', `invalid JWT: ${reason}`);
-    this.logger.log('error', 'JWT verification failed on our side', { error: e instanceof Error ? e.message : String(e) });
+    this.logger.log('error', 'JWT verification failed on our side', { error: e });
     return new BindingError('INTERNAL', 'the bearer could not be verified right now');
   }
 }

@@ -123,7 +123,7 @@ export async function finishBehind(ctx: FlushContext, member: Member, closed: nu
   const from = member.missedOnlyTail ? member.lastSequence : undefined;
   member.resumeOutput();
   await readEnded(ctx, member, { from, maxBytes: undefined }, closed, { goodbye, keyframe: 'if-cut' }).catch((e: unknown) => {
-    ctx.deps.logger.log('warn', 'the rest of an ended session could not be sent to a member that fell behind', { session: ctx.id, client_id: member.clientId, error: String(e) });
+    ctx.deps.logger.log('warn', 'the rest of an ended session could not be sent to a member that fell behind', { session: ctx.id, client_id: member.clientId, error: e });
     member.sendUnicast(unicast.lagged(member.lastSequence, closed, ctx.deps.clock.now()));
     member.goodbye(goodbye);
   });

@@ -193,7 +193,7 @@ export class SupervisedPtyHost implements PtyHost {
       try {
         handle = await this.#ensure();
       } catch (err) {
-        this.#options.logger.log('warn', 'PTY host still unreachable', { attempt: attempt + 1, error: String(err) });
+        this.#options.logger.log('warn', 'PTY host still unreachable', { attempt: attempt + 1, error: err });
         continue;
       }
       if (this.#closed) {

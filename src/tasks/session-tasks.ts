@@ -395,7 +395,7 @@ export class SessionTasks {
       this.session.type(bytes);
       return true;
     } catch (e) {
-      this.deps.logger.log('warn', 'task input not written', { session: this.session.id, error: String(e) });
+      this.deps.logger.log('warn', 'task input not written', { session: this.session.id, error: e });
       return false;
     }
   }

@@ -126,7 +126,7 @@ export class WorkerLogCommitter implements LogCommitter {
     if (this.#worker !== worker) return;
     this.#worker = undefined;
     if (!this.#closed) {
-      this.#logger.log('error', 'storage: the log commit worker stopped; the next commit starts a new one', { error: err.message, pendingCommits: this.#pending.size });
+      this.#logger.log('error', 'storage: the log commit worker stopped; the next commit starts a new one', { error: err, pendingCommits: this.#pending.size });
     }
     for (const pending of this.#pending.values()) pending.reject(err);
     this.#pending.clear();
