@@ -152,7 +152,7 @@ export class PushWorker {
     // Called off by a stop: the next router sends it, without counting this as a try.
     if (this.stopped) return store.failed(row.id, owner, row.attempts, now, 'the router stopped while sending it');
     const attempts = row.attempts + 1;
-    const fields = { task_id: row.taskId, config: row.configKey, webhook: origin(row.url), attempts, error, refused: e instanceof WebhookRefused };
+    const fields = { task_id: row.taskId, config: row.configKey, webhook: origin(row.url), attempts, error: e, refused: e instanceof WebhookRefused };
     if (attempts >= settings.attempts) {
       await store.done(row.id, owner);
       logger.log('error', 'push: dead letter: a notification was given up on after its last try', fields);
