@@ -15,12 +15,14 @@ export type FromLogWorker = { t: 'committed'; id: number } | { t: 'failed'; id: 
 export interface CommitFailure {
   name: string;
   message: string;
+  /** Where it was thrown, in the worker. */
+  stack?: string;
   code?: string;
   extendedCode?: string;
   rawCode?: number;
 }
 
-/** A commit that failed in the worker: the same name, message and codes as there. */
+/** A commit that failed in the worker: the same name, message, stack and codes as there. */
 export class LogCommitError extends Error {
   readonly code: string | undefined;
   readonly extendedCode: string | undefined;
@@ -29,6 +31,7 @@ export class LogCommitError extends Error {
   constructor(failure: CommitFailure) {
     super(failure.message);
     this.name = failure.name;
+    if (failure.stack !== undefined) this.stack = failure.stack;
     this.code = failure.code;
     this.extendedCode = failure.extendedCode;
     this.rawCode = failure.rawCode;
