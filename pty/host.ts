@@ -164,7 +164,7 @@ export class PtyHostServer {
       reply = { t: 'spawned', rid, pid: await this.#start(spec) };
     } catch (err) {
       const failure = err instanceof PtyHostError ? err : new PtyHostError('spawn_failed', `spawn failed: ${String(err)}`);
-      conn.log.log('warn', 'spawn refused', { sessionId: spec.sessionId, backend: spec.backend, code: failure.code, reason: failure.message });
+      conn.log.log('warn', 'spawn refused', { sessionId: spec.sessionId, backend: spec.backend, code: failure.code, reason: failure.message, ...(failure === err ? {} : { error: err }) });
       reply = { t: 'failed', rid, code: failure.code, message: failure.message };
     }
     conn.send(encodeFrame(reply));

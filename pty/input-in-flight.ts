@@ -1,8 +1,8 @@
 // A session's input on the router's side of the host socket, bounded (docs/protocol.md §7.4). The
 // host bounds what a session's program has not read (pty/pty-input.ts), but the one socket every
-// session's input shares still took whatever the router wrote: a controller flooding a program
-// that never reads queued gigabytes in the router, and every other session's keystrokes waited
-// behind them (a review: 5 ms → 31 s). So each session may have at most
+// session's input shares would take whatever the router wrote: a controller flooding a program
+// that never reads would queue gigabytes in the router, and every other session's keystrokes
+// would wait behind them (an echo of 5 ms became 31 s). So each session may have at most
 // INPUT_IN_FLIGHT_BYTES written to the socket and not yet handed to the OS; past that its input is
 // refused (PTY_WRITE_FAILED to its sender), and another session's waits behind no more than that.
 

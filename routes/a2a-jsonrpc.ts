@@ -126,6 +126,6 @@ function invalidRequest(message: string): BindingError {
 
 function failure(c: Context, deps: AppDeps, id: Id, e: unknown): { body: unknown; status: number } {
   const err = toBindingError(e);
-  if (err.code === 'INTERNAL') deps.hub.deps.logger.log('error', 'A2A JSON-RPC handler failed', { path: c.req.path, error: String(e) });
+  if (err.code === 'INTERNAL') deps.hub.deps.logger.log('error', 'A2A JSON-RPC handler failed', { path: c.req.path, error: e });
   return { body: { jsonrpc: '2.0', id, error: jsonRpcError(err) }, status: jsonRpcHttpStatus(err) };
 }

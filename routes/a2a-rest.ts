@@ -137,6 +137,6 @@ function numberParam(q: URLSearchParams, key: string): unknown {
 
 function failure(c: Context, deps: AppDeps, e: unknown): { body: unknown; status: number } {
   const err = toBindingError(e);
-  if (err.code === 'INTERNAL') deps.hub.deps.logger.log('error', 'A2A HTTP+JSON handler failed', { path: c.req.path, error: String(e) });
+  if (err.code === 'INTERNAL') deps.hub.deps.logger.log('error', 'A2A HTTP+JSON handler failed', { path: c.req.path, error: e });
   return { body: restErrorBody(err), status: err.httpStatus };
 }

@@ -10,6 +10,7 @@ import { edgeGuards } from './edge.ts';
 import { fleetA2aRoutes } from './fleet-a2a.ts';
 import { fleetRoutes } from './fleet.ts';
 import { requestIsSecure } from './guards.ts';
+import { restFaultHandler } from './rest-fault.ts';
 import { bearerFromHeader, publicOrigins } from './request.ts';
 import { hasScope } from '../src/auth/principal.ts';
 import { sessionRoutes } from './sessions.ts';
@@ -45,6 +46,8 @@ export function createApp(deps: AppDeps): Hono {
   fleetA2aRoutes(app, deps);
   app.get('/', webPageHandler(deps));
   app.get('/assets/:name', webAssetHandler(deps));
+  // Routes without an onError of their own (health, metrics, the web page, the AgentCard).
+  app.onError(restFaultHandler(deps.hub.deps.logger, 'HTTP handler failed'));
   app.notFound((c) => c.json(restError('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
   return app;
 }

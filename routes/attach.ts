@@ -80,7 +80,7 @@ export function attachHandler(deps: AppDeps) {
       ticket?.closed();
       const err = toBindingError(e);
       const code = err.metadata.reason ?? err.code;
-      hub.deps.logger.log(err.code === 'INTERNAL' ? 'error' : 'warn', 'audit.refused', { session: c.req.param('session_id'), status: err.info.http, code, message: err.message, principal: principalId, ...peerFields(peer) });
+      hub.deps.logger.log(err.code === 'INTERNAL' ? 'error' : 'warn', 'audit.refused', { session: c.req.param('session_id'), status: err.info.http, code, message: err.message, principal: principalId, ...peerFields(peer), ...(err.code === 'INTERNAL' ? { error: e } : {}) });
       const res = refuse(c, err.info.http, restError(code, err.message));
       if (err.code === 'RATE_LIMITED') res.headers.set('retry-after', '1');
       return res;

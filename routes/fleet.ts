@@ -4,7 +4,8 @@
 // that listed the fleet anywhere attaches at the right instance.
 import { Hono, type MiddlewareHandler } from 'hono';
 import { coversSession, hasScope, type Principal } from '../src/auth/principal.ts';
-import { BindingError, restError, toBindingError } from '../src/errors.ts';
+import { BindingError } from '../src/errors.ts';
+import { restFaultHandler } from './rest-fault.ts';
 import { instanceInfo, isReachable } from '../src/instance-registry.ts';
 import type { FleetSessionList, InstanceList } from '../src/protocol/fleet-info.ts';
 import type { AppDeps } from './deps.ts';
@@ -49,11 +50,6 @@ export function fleetRoutes(deps: AppDeps): Hono<Env> {
     return c.json({ sessions: list } satisfies FleetSessionList);
   });
 
-  app.onError((e, c) => {
-    const err = toBindingError(e);
-    if (err.code === 'INTERNAL') hub.deps.logger.log('error', 'fleet read failed', { path: c.req.path, error: String(e) });
-    const code = (err.metadata.reason as string | undefined) ?? err.code;
-    return c.json(restError(code, err.message), err.httpStatus as 400);
-  });
+  app.onError(restFaultHandler(hub.deps.logger, 'fleet read failed'));
   return app;
 }

@@ -13,7 +13,7 @@ export function recordingResponse(store: Store, rec: SessionRecord, logger: Logg
         else controller.enqueue(encoder.encode(next.value));
       } catch (e) {
         // Headers are gone already: all that is left is to cut the stream short.
-        logger.log('error', 'recording stream failed', { session: rec.id, error: String(e) });
+        logger.log('error', 'recording stream failed', { session: rec.id, error: e });
         controller.error(e);
       }
     },

@@ -1,7 +1,8 @@
 // REST control plane for sessions (docs/protocol.md §10); every body is typed by its schema in src/protocol/session-info.ts.
 import { Hono, type Context } from 'hono';
 import { coversSession, hasScope, mayEndSession, type Principal, type Scope } from '../src/auth/principal.ts';
-import { BindingError, restError, toBindingError } from '../src/errors.ts';
+import { BindingError, restError } from '../src/errors.ts';
+import { restFaultHandler } from './rest-fault.ts';
 import { parseCreateSession } from '../src/hub/session-record.ts';
 import { createSession } from '../src/hub/session-creation.ts';
 import { recordingResponse } from './recording.ts';
@@ -92,12 +93,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   app.route('/:session_id/shares', shareRoutes(deps));
   app.route('/:session_id/files', fileRoutes(deps));
 
-  app.onError((e, c) => {
-    const err = toBindingError(e);
-    if (err.code === 'INTERNAL') hub.deps.logger.log('error', 'REST handler failed', { path: c.req.path, error: String(e) });
-    const code = (err.metadata.reason as string | undefined) ?? err.code;
-    return c.json(restError(code, err.message), err.httpStatus as 400);
-  });
+  app.onError(restFaultHandler(hub.deps.logger, 'REST handler failed'));
 
   return app;
 }

@@ -3,7 +3,8 @@
 // on that session. Apart: revoking every share a principal minted on this instance.
 import { Hono, type Context } from 'hono';
 import { coversSession, hasScope, type Principal } from '../src/auth/principal.ts';
-import { BindingError, restError, toBindingError } from '../src/errors.ts';
+import { BindingError, restError } from '../src/errors.ts';
+import { restFaultHandler } from './rest-fault.ts';
 import type { ShareRecord } from '../src/ports.ts';
 import type { MintedShare, ShareInfo, SharesRevoked } from '../src/protocol/share-info.ts';
 import type { AppDeps } from './deps.ts';
@@ -85,10 +86,6 @@ export function principalShareRoutes(deps: AppDeps): Hono {
     deps.hub.deps.logger.log('info', 'audit.shares_revoked', { principal: principal.id, minted_by: of, shares: revoked });
     return c.json({ revoked } satisfies SharesRevoked);
   });
-  app.onError((e, c) => {
-    const err = toBindingError(e);
-    if (err.code === 'INTERNAL') deps.hub.deps.logger.log('error', 'share revocation failed', { path: c.req.path, error: String(e) });
-    return c.json(restError(err.code, err.message), err.httpStatus as 400);
-  });
+  app.onError(restFaultHandler(deps.hub.deps.logger, 'share revocation failed'));
   return app;
 }

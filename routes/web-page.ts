@@ -36,7 +36,7 @@ export function webAssetHandler(deps: AppDeps) {
       if (!asset) return c.json(restError('not_found', `no asset ${name}`), 404);
       return c.body(asset.body as Uint8Array<ArrayBuffer>, 200, { 'content-type': asset.contentType, 'cache-control': 'no-cache', ...SECURITY_HEADERS });
     } catch (e) {
-      deps.hub.deps.logger.log('error', 'web terminal bundle unavailable', { error: String(e) });
+      deps.hub.deps.logger.log('error', 'web terminal bundle unavailable', { error: e });
       return c.json(restError('web_bundle_unavailable', `the web terminal could not be built: ${e instanceof Error ? e.message : String(e)}`), 503);
     }
   };

@@ -1,5 +1,5 @@
-// Packs this checkout and installs the tarball into an empty global prefix, as README "Install"
-// says a user does: `npm pack`, then `npm install --global` of the tarball. Used by
+// Packs this checkout and installs the tarball into an empty global prefix, as the README and
+// docs/packaging.md say a user does: `npm pack`, then `npm install --global` of the tarball. Used by
 // test/package.test.ts (the package works, and holds nothing else) and bench/figures/cold-start.ts.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';

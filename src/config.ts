@@ -1,4 +1,4 @@
-// The one place that reads configuration: env vars and their --kebab-case flags (README, Configuration).
+// The one place that reads configuration: env vars and their --kebab-case flags (docs/configuration.md).
 // Portable: the adapter passes in the environment and argv; nothing here touches process.env.
 import * as v from 'valibot';
 
@@ -222,6 +222,7 @@ const SETTINGS = {
   },
 } satisfies Record<string, Setting>;
 
+
 type Key = keyof typeof SETTINGS;
 type Settings = { [K in Key]: v.InferOutput<(typeof SETTINGS)[K]['schema']> };
 
@@ -356,18 +357,8 @@ export function parseArgs(argv: string[], booleanFlags: string[] = []): ParsedAr
 
 /** Reads every setting from flags (first), then env, then the default; throws ConfigError naming each bad one. */
 export function loadConfig(env: Env, flags: Record<string, string> = {}): Config {
-  const problems: string[] = [];
-  const known = new Set(Object.keys(SETTINGS).map(kebab));
-  for (const f of Object.keys(flags)) if (!known.has(f)) problems.push(`unknown flag --${f} (see --help)`);
-
-  const out: Record<string, unknown> = {};
-  for (const [key, s] of Object.entries(SETTINGS) as Array<[Key, Setting]>) {
-    const raw = flags[kebab(key)] ?? nonEmpty(env[s.env]) ?? (typeof s.default === 'function' ? s.default(env, out) : s.default);
-    const r = v.safeParse(s.schema, raw);
-    if (r.success) out[key] = r.output;
-    else problems.push(`${s.env} (--${kebab(key)}): expected ${expectation(r.issues[0])}, got ${JSON.stringify(raw)}`);
-  }
-  const { adminReservedConnections: reserved, maxConnectionsPerInstance: perInstance } = out as Partial<Settings>;
+  const { out, problems } = readSettings(Object.keys(SETTINGS) as Key[], env, flags);
+  const { adminReservedConnections: reserved, maxConnectionsPerInstance: perInstance } = out;
   if (reserved !== undefined && perInstance !== undefined && reserved >= perInstance) {
     problems.push(`PTY_WS_ADMIN_RESERVED_CONNECTIONS (--admin-reserved-connections): expected fewer than PTY_WS_MAX_CONNECTIONS_PER_INSTANCE (${perInstance}), got ${reserved}`);
   }
@@ -389,15 +380,43 @@ export function loadConfig(env: Env, flags: Record<string, string> = {}): Config
     lag: { highBytes: 16 * 1024 * 1024, lowBytes: 1024 * 1024, pollMs: 50 },
     ptyHostLossGraceMs: 15_000,
     retentionSweepMs: 60_000,
-    sessionBaseEnv: baseEnv(env),
+    sessionBaseEnv: sessionBaseEnv(env),
     defaultCwd: env.HOME || '/',
     push: PUSH_SETTINGS,
   };
 }
 
+/**
+ * Only the named settings, as loadConfig reads them; a flag of any other is refused. For a process
+ * that needs a few of them (the PTY host: pty/host-config.ts), so that the others, which it never
+ * uses, can neither stop it nor be handed to it.
+ */
+export function loadSettings<K extends Key>(keys: readonly K[], env: Env, flags: Record<string, string> = {}): Pick<Settings, K> {
+  const { out, problems } = readSettings(keys, env, flags);
+  if (problems.length) throw new ConfigError(problems);
+  return out as Pick<Settings, K>;
+}
+
+/** `keys` in the order SETTINGS lists them (a default may depend on an earlier one: ptySocket on stateDir). */
+function readSettings(keys: readonly Key[], env: Env, flags: Record<string, string>): { out: Partial<Settings>; problems: string[] } {
+  const problems: string[] = [];
+  const known = new Set(keys.map(kebab));
+  for (const f of Object.keys(flags)) if (!known.has(f)) problems.push(`unknown flag --${f} (see --help)`);
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(SETTINGS) as Array<[Key, Setting]>) {
+    if (!keys.includes(key)) continue;
+    const raw = flags[kebab(key)] ?? nonEmpty(env[s.env]) ?? (typeof s.default === 'function' ? s.default(env, out) : s.default);
+    const r = v.safeParse(s.schema, raw);
+    if (r.success) out[key] = r.output;
+    else problems.push(`${s.env} (--${kebab(key)}): expected ${expectation(r.issues[0])}, got ${JSON.stringify(raw)}`);
+  }
+  return { out: out as Partial<Settings>, problems };
+}
+
 const PASSED_TO_SESSIONS = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR'];
 
-function baseEnv(env: Env): Record<string, string> {
+/** The clean environment every session starts from (Config.sessionBaseEnv). */
+export function sessionBaseEnv(env: Env): Record<string, string> {
   const out: Record<string, string> = { TERM: 'xterm-256color', COLORTERM: 'truecolor' };
   for (const name of PASSED_TO_SESSIONS) {
     const value = env[name];
@@ -438,7 +457,7 @@ export function settingsHelp(): string {
   return rows.join('\n');
 }
 
-/** The client commands' settings (`attach`, `sessions`): flags first, then env (README, "CLI"). */
+/** The client commands' settings (`attach`, `sessions`): flags first, then env (docs/cli.md). */
 export interface ClientConfig {
   /** Bearer token: --token or PTY_WS_TOKEN. */
   token: string | undefined;

@@ -58,7 +58,7 @@ export async function holdInstanceLease(o: LeaseOptions): Promise<HeldLease> {
       if (await o.store.renew(o.instanceId, owner, at + o.ttlMs)) validUntil = at + o.ttlMs;
       else fail('another router took it over');
     } catch (e) {
-      o.logger.log('warn', 'instance lease not renewed', { instance: o.instanceId, error: String(e), valid_until: new Date(validUntil).toISOString() });
+      o.logger.log('warn', 'instance lease not renewed', { instance: o.instanceId, error: e, valid_until: new Date(validUntil).toISOString() });
       // Past its term another router may take it: stop claiming the instance.
       if (o.clock.now() >= validUntil) fail(`the database did not take a renewal for ${o.ttlMs} ms`);
     }
@@ -73,7 +73,7 @@ export async function holdInstanceLease(o: LeaseOptions): Promise<HeldLease> {
       done = true;
       clearInterval(timer);
       await renewing;
-      await o.store.release(o.instanceId, owner).catch((e: unknown) => o.logger.log('warn', 'instance lease not released: it expires by itself', { instance: o.instanceId, error: String(e) }));
+      await o.store.release(o.instanceId, owner).catch((e: unknown) => o.logger.log('warn', 'instance lease not released: it expires by itself', { instance: o.instanceId, error: e }));
     },
   };
 }

@@ -50,7 +50,7 @@ export async function startHeartbeat(o: HeartbeatOptions): Promise<Heartbeat> {
       if (!(await o.store.heartbeat(o.instanceId, owner, at))) await o.store.restore(record(at));
     } catch (e) {
       // The database is away: readers will see this instance unreachable, which it is for them.
-      o.logger.log('warn', 'instance heartbeat not recorded', { instance: o.instanceId, error: String(e) });
+      o.logger.log('warn', 'instance heartbeat not recorded', { instance: o.instanceId, error: e });
     }
   };
   const timer = setInterval(() => {
@@ -63,7 +63,7 @@ export async function startHeartbeat(o: HeartbeatOptions): Promise<Heartbeat> {
       done = true;
       clearInterval(timer);
       await beating;
-      await o.store.stopped(o.instanceId, owner, o.clock.now()).catch((e: unknown) => o.logger.log('warn', 'instance not marked stopped: it turns unreachable when its heartbeat goes stale', { instance: o.instanceId, error: String(e) }));
+      await o.store.stopped(o.instanceId, owner, o.clock.now()).catch((e: unknown) => o.logger.log('warn', 'instance not marked stopped: it turns unreachable when its heartbeat goes stale', { instance: o.instanceId, error: e }));
     },
   };
 }

@@ -16,6 +16,7 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type HopTrace = (hop: string, bytes?: Uint8Array) => void;
 
 export interface Logger {
+  /** A field may hold a thrown value as itself (`{ error: e }`): the line keeps its stack and causes (src/logger.ts). */
   log(level: LogLevel, msg: string, fields?: Record<string, unknown>): void;
   child(fields: Record<string, unknown>): Logger;
 }

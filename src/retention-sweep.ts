@@ -39,7 +39,7 @@ export class RetentionSweep {
   /** One sweep (the one under way, if any); a failure is logged and the next one tries again. */
   run(): Promise<void> {
     this.#running ??= this.#sweep()
-      .catch((e: unknown) => this.deps.logger.log('warn', 'retention: the sweep failed; the next one tries again', { error: String(e) }))
+      .catch((e: unknown) => this.deps.logger.log('warn', 'retention: the sweep failed; the next one tries again', { error: e }))
       .finally(() => {
         this.#running = null;
       });

@@ -356,7 +356,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     })());
 
   onLoss.stop = (e) => {
-    void stop().catch((err: unknown) => logger.log('error', 'stop after the lease was lost failed', { error: String(err) }));
+    void stop().catch((err: unknown) => logger.log('error', 'stop after the lease was lost failed', { error: err }));
     runtime.fatal?.(e);
   };
   if (onLoss.early) {
@@ -369,7 +369,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
       const ended = await shares.endOrphaned((s) => shareAuth.holds(s));
       if (ended.length > 0) logger.log('info', 'audit.shares_orphaned', { shares: ended.length, share_ids: ended });
     } catch (e) {
-      logger.log('error', 'ending the shares of removed tokens failed: they are refused at their next authentication', { error: String(e) });
+      logger.log('error', 'ending the shares of removed tokens failed: they are refused at their next authentication', { error: e });
     }
   };
 

@@ -68,12 +68,19 @@ export function hiddenFromSessions(config: ConfinementConfig, absolute: (p: stri
   return [...new Set(paths)];
 }
 
-/** Flags for a PTY host this router starts, so that it confines sessions as configured. */
-export function confinementFlags(config: ConfinementConfig, absolute: (p: string) => string): string[] {
-  if (!config.sessionUser && config.sessionSandbox === 'none') return [];
-  const flags = ['--session-sandbox', config.sessionSandbox, '--session-network', config.sessionNetwork, '--session-hide', hiddenFromSessions(config, absolute).join(':')];
-  if (config.sessionUser) flags.push('--session-user', config.sessionUser);
-  return flags;
+/** How a PTY host confines the sessions it starts (pty/confine.ts applies it). */
+export interface SessionConfinement {
+  /** The user sessions run as; undefined = the host's own. */
+  user: string | undefined;
+  sandbox: SandboxMode;
+  network: SessionNetwork;
+  /** Absolute paths no session may see (with the sandbox). */
+  hide: readonly string[];
+}
+
+/** This router's confinement, for a PTY host it starts: its settings and every path hidden from sessions. */
+export function sessionConfinement(config: ConfinementConfig, absolute: (p: string) => string): SessionConfinement {
+  return { user: config.sessionUser, sandbox: config.sessionSandbox, network: config.sessionNetwork, hide: hiddenFromSessions(config, absolute) };
 }
 
 /**

@@ -56,7 +56,7 @@ export class LossRecords {
           this.#pending = this.#pending.filter((loss) => !batch.includes(loss));
         },
         (err: unknown) => {
-          this.logger?.log('warn', 'storage: lost log frames could not be recorded yet; tried again after the next commit', { runs: batch.length, error: String(err) });
+          this.logger?.log('warn', 'storage: lost log frames could not be recorded yet; tried again after the next commit', { runs: batch.length, error: err });
         },
       )
       .finally(() => {

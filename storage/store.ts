@@ -385,7 +385,7 @@ export class LibsqlStore implements Store {
     } catch (err) {
       const journal = this.#journal;
       this.#journal = undefined;
-      this.#logger?.log('error', 'storage: the log journal cannot be written; a crash from now on skips numbers instead of keeping frames', { error: String(err) });
+      this.#logger?.log('error', 'storage: the log journal cannot be written; a crash from now on skips numbers instead of keeping frames', { error: err });
       try {
         journal.discard();
         journal.close();
@@ -416,7 +416,7 @@ export class LibsqlStore implements Store {
         try {
           listener(loss);
         } catch (err) {
-          this.#logger?.log('error', 'storage: log loss listener threw', { error: String(err) });
+          this.#logger?.log('error', 'storage: log loss listener threw', { error: err });
         }
       }
     }

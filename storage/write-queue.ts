@@ -165,7 +165,7 @@ export class WriteQueue {
         return true;
       } catch (err) {
         const delay = retryDelaysMs[attempt];
-        const fields = { frames: batch.length, attempt: attempt + 1, error: errorMessage(err) };
+        const fields = { frames: batch.length, attempt: attempt + 1, error: err };
         if (delay === undefined) {
           logger?.log('error', 'storage: dropping log frames after repeated commit failures', { ...fields, sessions: sequenceRanges(batch) });
           return false;
@@ -235,10 +235,6 @@ export class WriteQueue {
     const losses = this.#losses.take();
     if (losses.length > 0) this.#opts.onLost(losses);
   }
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** `{ sessionId: "first-last" }`, enough to tell which replay windows now have holes. */

@@ -2,26 +2,14 @@
 // The filter on its own, at every chunk boundary; then the real CLI in a real terminal (a private
 // tmux server with set-clipboard on, which turns an OSC 52 it receives into a paste buffer)
 // against the real server, with another participant's program printing the sequence.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ClipboardFilter } from '../src/adapter/node/cli/clipboard-filter.ts';
 import { nodeWebSocket } from '../src/adapter/node/ws-client.ts';
 import { PtyClient } from '../src/client/pty-client.ts';
-import { BIN } from './helpers/processes.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
-import { Tmux } from './helpers/tmux.ts';
+import { cliFixture, PTY_WS } from './helpers/cli-fixture.ts';
 
-const PTY_WS = `${process.execPath} ${BIN}`;
 
-let server: TestServer | null = null;
-let tmux: Tmux | null = null;
-const clients: PtyClient[] = [];
-afterEach(async () => {
-  await tmux?.kill();
-  tmux = null;
-  for (const c of clients.splice(0)) c.close();
-  await server?.stop();
-  server = null;
-});
+const cli = cliFixture();
 
 /** `text` through a fresh filter, cut at `cuts`. */
 function filtered(text: string, cuts: number[]): { out: string; dropped: boolean } {
@@ -63,27 +51,26 @@ describe('the CLI keeps OSC 52 from the local terminal', { timeout: 90_000 }, ()
   });
 
   it('attach drops an OSC 52 from the session and says so; --clipboard passes it to the terminal', async () => {
-    server = await startTestServer();
+    const server = await cli.server();
     const id = server.defaultSession!.id;
     const other = new PtyClient({ url: server.attachUrl(id), token: server.devToken, role: 'controller', label: 'other', webSocket: nodeWebSocket() });
-    clients.push(other);
+    cli.track(other);
     await other.connect();
     const osc52 = (text: string, mark: string) => other.send(`printf '\\033]52;c;%s\\007%s-%s\\n' $(printf '${text}' | base64) ${mark} done\r`);
 
     for (const allow of [false, true]) {
-      tmux = await Tmux.start(`${PTY_WS} attach ${id} --url ${server.origin}${allow ? ' --clipboard' : ''}; sleep 30`, { env: { PTY_WS_TOKEN: server.devToken! }, cols: 120, rows: 24 });
+      const tmux = await cli.terminal(`${PTY_WS} attach ${id} --url ${server.origin}${allow ? ' --clipboard' : ''}; sleep 30`, { env: { PTY_WS_TOKEN: server.devToken! }, cols: 120, rows: 24 });
       await tmux.setOption('set-clipboard', 'on');
       await tmux.waitFor(/attached to session/);
       const mark = allow ? 'allowed' : 'kept';
       osc52(`from ${mark}`, mark);
       await tmux.waitFor(new RegExp(`^${mark}-done`, 'm'));
-      if (allow) await expect.poll(() => tmux!.buffers()).toEqual([`from ${mark}`]);
+      if (allow) await expect.poll(() => tmux.buffers()).toEqual([`from ${mark}`]);
       else {
         await tmux.waitFor(/tried to set your clipboard \(OSC 52\): not passed on · attach --clipboard allows it/);
         expect(await tmux.buffers()).toEqual([]);
       }
       await tmux.kill();
-      tmux = null;
     }
   });
 });

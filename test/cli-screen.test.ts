@@ -3,32 +3,21 @@
 // less ran in the session, and with less still open), the attach banner, the read-only notice of
 // --observe and the key that asks for control, the notice for a session larger than the window
 // (issue 21).
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { nodeWebSocket } from '../src/adapter/node/ws-client.ts';
 import { PtyClient } from '../src/client/pty-client.ts';
 import { ClientProbe } from './helpers/probe.ts';
 import { freePort } from './helpers/processes.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
-import { Tmux } from './helpers/tmux.ts';
+import type { TestServer } from './helpers/server.ts';
+import { cliFixture, PTY_WS } from './helpers/cli-fixture.ts';
+import type { Tmux } from './helpers/tmux.ts';
 
-const BIN = new URL('../bin/pty-ws.js', import.meta.url).pathname;
-const PTY_WS = `${process.execPath} ${BIN}`;
 
-let server: TestServer | null = null;
-let tmux: Tmux | null = null;
-const clients: PtyClient[] = [];
-
-afterEach(async () => {
-  await tmux?.kill();
-  tmux = null;
-  for (const c of clients.splice(0)) c.close();
-  await server?.stop();
-  server = null;
-});
+const cli = cliFixture();
 
 async function controller(s: TestServer, sessionId: string, size?: { cols: number; rows: number }): Promise<ClientProbe> {
   const client = new PtyClient({ url: s.attachUrl(sessionId), token: s.devToken, role: 'controller', label: 'other', webSocket: nodeWebSocket(), ...(size ? { size } : {}) });
-  clients.push(client);
+  cli.track(client);
   const probe = new ClientProbe(client);
   await client.connect();
   return probe;
@@ -57,11 +46,11 @@ const lines = (screen: string) => screen.replace(/\n+$/, '').split('\n');
 
 describe('pty-ws attach on the local screen', { timeout: 90_000 }, () => {
   it('leaves the screen as it was before the attach, after vim and with less still open', async () => {
-    server = await startTestServer();
+    const server = await cli.server();
     const id = server.defaultSession!.id;
     // What the user had on the screen: printed, then a pause so it can be read before the attach.
     const before = 'printf "earlier-%s\\n" 1 2 3; read go';
-    tmux = await Tmux.start(`${before}; ${PTY_WS} attach ${id} --url ${server.origin}; ${PTY_WS} attach ${id} --url ${server.origin}; sleep 30`, { env: { PTY_WS_TOKEN: server.devToken! }, cols: 80, rows: 24 });
+    const tmux = await cli.terminal(`${before}; ${PTY_WS} attach ${id} --url ${server.origin}; ${PTY_WS} attach ${id} --url ${server.origin}; sleep 30`, { env: { PTY_WS_TOKEN: server.devToken! }, cols: 80, rows: 24 });
     await tmux.waitFor(/^earlier-3$/m);
     const beforeAttach = lines(await tmux.screen());
     expect(beforeAttach).toEqual(['earlier-1', 'earlier-2', 'earlier-3']);
@@ -97,11 +86,11 @@ describe('pty-ws attach on the local screen', { timeout: 90_000 }, () => {
   });
 
   it('--observe says it is read-only; Ctrl-] c takes control; a session larger than the window is named', async () => {
-    server = await startTestServer();
+    const server = await cli.server();
     const id = server.defaultSession!.id;
     const other = await controller(server, id, { cols: 100, rows: 30 });
     await other.waitFor(() => other.client.geometry?.cols === 100, 'the session at 100x30');
-    tmux = await Tmux.start(`${PTY_WS} attach ${id} --observe --url ${server.origin}`, { env: { PTY_WS_TOKEN: server.devToken! }, cols: 80, rows: 24 });
+    const tmux = await cli.terminal(`${PTY_WS} attach ${id} --observe --url ${server.origin}`, { env: { PTY_WS_TOKEN: server.devToken! }, cols: 80, rows: 24 });
     const banner = await waitForFlat(tmux, /edge is cut off/, 80);
     expect(banner).toMatch(/READ-ONLY, watching session [0-9a-f]{8}: your keys are not sent · Ctrl-\] c take control/);
     expect(banner).toMatch(/the session is 100x30, larger than this window \(80x24\)/);
@@ -121,7 +110,7 @@ describe('pty-ws attach on the local screen', { timeout: 90_000 }, () => {
 
   it('says "cannot reach …: connection refused" when no server listens', async () => {
     const port = await freePort();
-    tmux = await Tmux.start(`${PTY_WS} sessions list --url http://127.0.0.1:${port} --token x; ${PTY_WS} attach 0190 --url http://127.0.0.1:${port} --token x; sleep 30`, { cols: 120, rows: 10 });
+    const tmux = await cli.terminal(`${PTY_WS} sessions list --url http://127.0.0.1:${port} --token x; ${PTY_WS} attach 0190 --url http://127.0.0.1:${port} --token x; sleep 30`, { cols: 120, rows: 10 });
     const screen = await tmux.waitFor(/cannot reach[\s\S]*cannot reach/, 60_000);
     const refused = new RegExp(`^pty-ws: cannot reach http://127\\.0\\.0\\.1:${port}: connection refused`, 'gm');
     expect(screen.match(refused)).toHaveLength(2);

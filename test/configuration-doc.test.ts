@@ -1,6 +1,6 @@
-// docs/configuration.md and the README's configuration table say what src/config.ts reads, and
-// docs/configuration.md names every command and flag the CLI shows (`pty-ws --help` and each
-// command's own), so a setting or flag added without its documentation fails here.
+// docs/configuration.md says what src/config.ts reads and names every command and flag the CLI
+// shows (`pty-ws --help` and each command's own), so a setting or flag added without its
+// documentation fails here.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +9,6 @@ import { settingsList } from '../src/config.ts';
 const ROOT = new URL('..', import.meta.url).pathname;
 const BIN = `${ROOT}bin/pty-ws.js`;
 const DOC = readFileSync(`${ROOT}docs/configuration.md`, 'utf8');
-const README = readFileSync(`${ROOT}README.md`, 'utf8');
 
 /** The rows of every table of `text` whose header begins `| env var |`, as cells. */
 function settingRows(text: string): string[][] {
@@ -49,22 +48,6 @@ describe('docs/configuration.md: server settings', () => {
       if (s.default !== null) expect(row[2], s.env).toBe(`\`${s.default}\``);
       else expect(row[2], s.env).not.toBe('');
     }
-  });
-});
-
-describe('the README configuration table', () => {
-  it('names only settings src/config.ts has, with their fixed defaults', () => {
-    const known = new Map(settingsList().map((s) => [s.env, s]));
-    const rows = settingRows(section(README, '## Configuration'));
-    expect(rows.length).toBeGreaterThan(0);
-    for (const row of rows) {
-      const names = row[0]!.match(/PTY_WS_[A-Z0-9_]+/g) ?? [];
-      for (const env of names) expect(known.has(env), env).toBe(true);
-      const only = names.length === 1 ? known.get(names[0]!) : undefined;
-      if (only?.default != null) expect(row[1], only.env).toBe(`\`${only.default}\``);
-    }
-    const documented = new Set(rows.flatMap((r) => r[0]!.match(/PTY_WS_[A-Z0-9_]+/g) ?? []));
-    expect(settingsList().filter((s) => !documented.has(s.env)).map((s) => s.env)).toEqual([]);
   });
 });
 

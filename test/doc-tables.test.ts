@@ -1,13 +1,13 @@
-// The error and close-code tables of docs/protocol.md (§7.1, §7.2) and the README ("Errors and
-// close codes") say what the code does: each is read here and compared with the code's own tables
-// (ERROR_TABLE in src/errors.ts, CLOSE in src/protocol/close-codes.ts), so neither can drift.
+// The error and close-code tables of docs/protocol.md (§7.1, §7.2) say what the code does: each is
+// read here and compared with the code's own tables (ERROR_TABLE in src/errors.ts, CLOSE in
+// src/protocol/close-codes.ts), so neither can drift.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ERROR_TABLE, type BindingCode } from '../src/errors.ts';
 import { CLOSE } from '../src/protocol/close-codes.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const DOCS = { 'docs/protocol.md': readFileSync(`${ROOT}docs/protocol.md`, 'utf8'), 'README.md': readFileSync(`${ROOT}README.md`, 'utf8') };
+const DOCS = { 'docs/protocol.md': readFileSync(`${ROOT}docs/protocol.md`, 'utf8') };
 
 /** The rows (cells, trimmed) of the first table whose header's first cell is `first` and that has a column `column`. */
 function table(text: string, first: string, column: RegExp): string[][] {

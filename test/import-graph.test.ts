@@ -15,14 +15,14 @@ const ROOT = resolve(new URL('..', import.meta.url).pathname);
  */
 const LAYERS: Array<[string, RegExp]> = [
   ['base', /^src\/(bytes|next-turn|errors|ids|ports|config|logger|metrics|banner|session-confinement|private-files|state-lock|instance-lease|instance-registry|readiness|retention-sweep|version|address-group)\.ts$|^src\/protocol\//],
-  ['parts', /^src\/(auth|client|recording|shares|pty-host)\/|^storage\/|^pty\/(?!main\.ts$)/],
+  ['parts', /^src\/(auth|client|recording|shares|pty-host)\/|^storage\/|^pty\/(?!(main|host-process)\.ts$)/],
   ['hub', /^src\/hub\//],
   ['tasks', /^src\/tasks\//],
   ['a2a', /^src\/a2a\//],
   ['routes', /^routes\//],
   ['router', /^src\/router\.ts$/],
-  // pty/main.ts is the PTY host process's entry: like the adapters, it wires runtime calls in.
-  ['edges', /^src\/adapter\/|^src\/web\/|^pty\/main\.ts$/],
+  // pty/main.ts is the PTY host process's entry and pty/host-process.ts runs it: like the adapters, they wire runtime calls in.
+  ['edges', /^src\/adapter\/|^src\/web\/|^pty\/(main|host-process)\.ts$/],
 ];
 
 function layerOf(rel: string): number {

@@ -170,16 +170,29 @@ describe('process-start fields on pty.join_session', () => {
     expect(ended.frames().find((f) => f.payload.kind === 'RoleAssigned')!.payload).toMatchObject({ role: 'observer', ignored_fields: ['command', 'env'] });
   });
 
-  it("the server's default session: a control token cannot choose what it runs", async () => {
+  it("the server's default session: binding §5.1.1's example join works, and a control token cannot choose what it runs", async () => {
     const list = (await (await fetch(`${server.origin}/agents/${server.config.instanceId}/sessions`, { headers: { authorization: `Bearer ${alice.token}` } })).json()) as {
       sessions: Array<{ session_id: string; state: string }>;
     };
     const def = list.sessions[0]!;
     expect(def.state).toBe('created');
-    const { client, end } = await joinResult(server.attachUrl(def.session_id), alice.token, { role: 'controller', argv: ['/usr/bin/id'] });
-    expect(end.payload).toMatchObject({ code: 'PERMISSION_DENIED' });
-    expect(String(end.payload.message)).toMatch(/created by the server/);
-    expect((await record(def.session_id)).state).toBe('created');
+    // The first joiner starts it: its argv (and the rest) are ignored, named in RoleAssigned, and
+    // the session runs the server's shell, in the server's directory.
+    const example = { session_backend: 'native', session_class: 'direct', argv: ['/usr/bin/id'], cwd: '/workspace', env: { TERM: 'xterm-256color', LD_PRELOAD: '/tmp/evil.so' }, terminal_size: { cols: 132, rows: 43 } };
+    const { client, end, frames } = await joinResult(server.attachUrl(def.session_id), alice.token, { role: 'controller', ...example });
+    expect(end.payload.kind).toBe('Keyframe');
+    expect(frames.find((f) => f.payload.kind === 'RoleAssigned')!.payload).toMatchObject({ role: 'controller', ignored_fields: ['argv', 'cwd', 'env'] });
+    const started = await record(def.session_id);
+    expect(started.state).toBe('running');
+    expect(started.argv).toEqual(server.config.defaultShell.split(' '));
+    expect(JSON.stringify(started)).not.toContain('LD_PRELOAD');
+    client.send('pty.session_input', { data: Buffer.from('echo "[$LD_PRELOAD]-$((2+3))"\n').toString('base64') });
+    await client.waitForOutput('[]-5');
+    expect(client.output()).not.toContain('uid=');
+    // A backend other than its own is still refused.
+    const other = await joinResult(server.attachUrl(def.session_id), bob.token, { role: 'observer', ...example, session_backend: 'tmux', session_class: 'managed' });
+    expect(other.end.payload).toMatchObject({ code: 'INVALID_REQUEST', a2a_error: { data: [{ metadata: { reason: 'session_backend.mismatch' } }] } });
+    other.client.close();
     client.close();
   });
 });

@@ -114,6 +114,9 @@ describe('the worker log committer', () => {
     };
     expect(fields(inWorker)).toEqual(fields(inThread));
     expect(inWorker).toBeInstanceOf(Error);
+    // Its stack is the worker's, where libSQL threw: what a log line of it shows.
+    expect((inWorker as Error).stack).toMatch(/^\w*Error: .*NOT NULL constraint failed/);
+    expect((inWorker as Error).stack).not.toContain('worker-log-committer');
     expect(await probeValues(client)).toEqual([]);
     // The worker's connection is fine after a failure.
     await committer.commit([{ sql: 'insert into probe values (?)', args: [2] }]);

@@ -58,13 +58,20 @@ describe('in the screen worker', () => {
 
   it('a screen that throws fails alone: its owner hears why, its snapshots fail, its bytes count as parsed, the others go on', async () => {
     const failures: string[] = [];
+    const causes: unknown[] = [];
     let parsed = 0;
-    const bad = screens.create(40, 5, (n) => (parsed += n), (e) => failures.push(e.message));
+    const bad = screens.create(40, 5, (n) => (parsed += n), (e) => {
+      failures.push(e.message);
+      causes.push(e.cause);
+    });
     const good = screens.create(40, 5);
     bad.write(bytes(`${E}[1m${'x'.repeat(5000)}`), 1);
     bad.resize(1.5, 2, 2);
     await expect(bad.snapshot()).rejects.toThrow(/screen model failed: This API only accepts integers/);
     expect(failures).toEqual(['the screen model failed: This API only accepts integers']);
+    // Its cause is the error the worker caught, with the worker's stack: what the log line shows.
+    expect(causes[0]).toBeInstanceOf(Error);
+    expect((causes[0] as Error).stack).toMatch(/This API only accepts integers\n\s+at .*xterm/);
     expect(parsed).toBe(5004);
     bad.write(bytes('later'), 3);
     expect(parsed).toBe(5009);

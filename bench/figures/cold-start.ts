@@ -84,10 +84,9 @@ async function timeToListening(start: (dir: string) => Start, line: string): Pro
 }
 
 /**
- * A `serve` stopped right after its listening line sometimes leaves its PTY host running (seen in
- * 5 of 18 runs on 2026-12-03; the host is a detached process so sessions outlive a router restart;
- * docs/performance.md, "Issue 20's targets, all in one run"): any process whose command line names
- * this run's own temp dir is ended, so the figure leaves nothing behind.
+ * A `serve` stopped right after its listening line sometimes leaves its PTY host running (5 of 18
+ * runs; the host is a detached process so sessions outlive a router restart): any process whose
+ * command line names this run's own temp dir is ended, so the figure leaves nothing behind.
  */
 async function stopStrayHosts(dir: string): Promise<void> {
   const strays = readdirSync('/proc')

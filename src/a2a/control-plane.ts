@@ -140,7 +140,7 @@ export class A2aControlPlane {
 
   /**
    * A stream that ends with the credential that opened it, like a pty-ws attachment: revoked
-   * (docs/sharing.md) or expired (README, "Expiry mid-connection"), it ends with UNAUTHENTICATED.
+   * (docs/sharing.md) or expired (docs/authentication.md, "Expiry mid-connection"), it ends with UNAUTHENTICATED.
    * Held from before the operation's first await, so a revocation meanwhile is not missed.
    */
   private openStream(p: Principal): TaskEventStream {

@@ -76,7 +76,7 @@ export class IdleContexts {
       if (now - entry.since < idleMs) continue;
       this.watched.delete(id);
       logger.log('info', 'audit.context_expired', { session: id, idle_seconds: Math.round((now - entry.since) / 1000) });
-      this.deps.kill(id).catch((e: unknown) => logger.log('warn', 'an idle A2A context could not be ended', { session: id, error: String(e) }));
+      this.deps.kill(id).catch((e: unknown) => logger.log('warn', 'an idle A2A context could not be ended', { session: id, error: e }));
     }
   }
 }

@@ -45,7 +45,7 @@ export class PushWorker {
     }
     this.passing = this.pass()
       .catch((e: unknown) => {
-        this.deps.logger.log('error', 'push: the outbox could not be read; trying again later', { error: String(e) });
+        this.deps.logger.log('error', 'push: the outbox could not be read; trying again later', { error: e });
         this.schedule(null);
       })
       .finally(() => {
@@ -97,7 +97,7 @@ export class PushWorker {
     const { principalId } = row;
     this.byPrincipal.set(principalId, (this.byPrincipal.get(principalId) ?? 0) + 1);
     const done: Promise<void> = this.deliver(row, controller.signal)
-      .catch((e: unknown) => this.deps.logger.log('error', 'push: a delivery could not be recorded', { task_id: row.taskId, error: String(e) }))
+      .catch((e: unknown) => this.deps.logger.log('error', 'push: a delivery could not be recorded', { task_id: row.taskId, error: e }))
       .finally(() => {
         this.inFlight.delete(row.id);
         const left = (this.byPrincipal.get(principalId) ?? 1) - 1;
@@ -152,7 +152,7 @@ export class PushWorker {
     // Called off by a stop: the next router sends it, without counting this as a try.
     if (this.stopped) return store.failed(row.id, owner, row.attempts, now, 'the router stopped while sending it');
     const attempts = row.attempts + 1;
-    const fields = { task_id: row.taskId, config: row.configKey, webhook: origin(row.url), attempts, error, refused: e instanceof WebhookRefused };
+    const fields = { task_id: row.taskId, config: row.configKey, webhook: origin(row.url), attempts, error: e, refused: e instanceof WebhookRefused };
     if (attempts >= settings.attempts) {
       await store.done(row.id, owner);
       logger.log('error', 'push: dead letter: a notification was given up on after its last try', fields);

@@ -16,7 +16,8 @@ export function certificatePrincipal(cert: ClientCertificate, now: number): Prin
 }
 
 /**
- * A bearer, when one is presented, decides as before; without one, a client certificate does.
+ * A bearer, when one is presented, is judged by the base authenticator alone, as without mTLS;
+ * without one, a client certificate decides.
  * (A certificate that fails verification is refused, never silently ignored.)
  */
 export class CertificateAuthenticator implements Authenticator {

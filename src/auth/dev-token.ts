@@ -1,6 +1,6 @@
-// The dev token of `pty-ws start`/`serve` when no other token source is configured (README,
-// Authentication; issue 21): one token that survives restarts, so a restart does not lock every
-// tab and CLI out. Only its SHA-256 is stored, in the state directory (0600, next to the
+// The dev token of `pty-ws start`/`serve` when no other token source is configured
+// (docs/authentication.md, "The dev token"): one token that survives restarts, so a restart does
+// not lock every tab and CLI out. Only its SHA-256 is stored, in the state directory (0600, next to the
 // database); the token itself is printed once, at the start that made it. A hash cannot be shown
 // again, so `pty-ws token` makes a new one (rotation), which a running server picks up within a
 // second. Portable: the adapter supplies the file (DevTokenFile).

@@ -1,4 +1,4 @@
-// JWT bearers (README, Authentication): verified with jose against an HS256 secret, one public key or a JWKS URL.
+// JWT bearers (docs/authentication.md): verified with jose against an HS256 secret, one public key or a JWKS URL.
 // The algorithm allow-list is explicit and never contains `none`; `exp` is required, `nbf`, `iss`
 // and `aud` are enforced (the last two when configured). Portable: Web Crypto and fetch only.
 import { createRemoteJWKSet, importJWK, importSPKI, importX509, jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
@@ -76,7 +76,7 @@ export class JwtAuthenticator implements Authenticator {
     const code = (e as { code?: unknown }).code;
     const reason = typeof code === 'string' ? TOKEN_FAULTS[code] : undefined;
     if (reason) return new BindingError('UNAUTHENTICATED', `invalid JWT: ${reason}`);
-    this.logger.log('error', 'JWT verification failed on our side', { error: e instanceof Error ? e.message : String(e) });
+    this.logger.log('error', 'JWT verification failed on our side', { error: e });
     return new BindingError('INTERNAL', 'the bearer could not be verified right now');
   }
 }

@@ -49,7 +49,7 @@ export async function setUpAuth(config: Config, clock: Clock, logger: Logger, re
       logger.log('info', 'token map reloaded', { file, tokens: tokens.size });
       return true;
     } catch (e) {
-      logger.log('error', 'token map reload failed: keeping the previous map', { file, error: e instanceof ConfigError ? e.problems.join('; ') : String(e) });
+      logger.log('error', 'token map reload failed: keeping the previous map', { file, error: e instanceof ConfigError ? e.problems.join('; ') : e });
       return false;
     }
   };

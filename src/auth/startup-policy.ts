@@ -1,4 +1,4 @@
-// Security settings that only make sense together (docs/protocol.md §1, README "Authentication, scopes and production mode"): checked once at start.
+// Security settings that only make sense together (docs/protocol.md §1, docs/authentication.md): checked once at start.
 import { MIN_REPLAY_FRAMES, MIN_REPLAY_SECONDS, type Config } from '../config.ts';
 
 /** True for an address only this machine can reach. */

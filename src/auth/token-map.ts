@@ -1,4 +1,4 @@
-// The hash-only token map (README, Authentication: PTY_WS_TOKENS_FILE): its file format and the authenticator over it.
+// The hash-only token map (docs/authentication.md: PTY_WS_TOKENS_FILE): its file format and the authenticator over it.
 // Reading the file is the adapter's job; this module only parses text, so it stays portable.
 import * as v from 'valibot';
 import { BindingError } from '../errors.ts';

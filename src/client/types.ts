@@ -112,7 +112,7 @@ export interface PtyClientOptions {
    * Without `replayFrom`: the first join replays up to this many log frames before the current one
    * (binding_hello's `current_sequence`), so a consumer that keeps what scrolls off gets the
    * session's recent output as scrollback, not only its screen (the page on reload or a late
-   * join; issue 21). The first Keyframe among them still repaints the screen; a log that no longer
+   * join). The first Keyframe among them still repaints the screen; a log that no longer
    * reaches back is REPLAY_OUT_OF_RANGE and the join's Keyframe repaints as without it.
    */
   scrollbackFrames?: number;

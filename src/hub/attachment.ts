@@ -235,7 +235,7 @@ export class Attachment {
       return;
     }
     const err = toBindingError(e);
-    if (err.code === 'INTERNAL') this.logger.log('error', 'frame handler failed', { error: String(e) });
+    if (err.code === 'INTERNAL') this.logger.log('error', 'frame handler failed', { error: e });
     if (err.fatal) this.fatal(id, err);
     else this.sendError(id, err);
   }

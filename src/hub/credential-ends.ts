@@ -1,6 +1,6 @@
 // Everything that must end with the credential it was opened with: pty-ws attachments and the A2A
 // standard bindings' SSE streams alike, held by principal. docs/sharing.md: a revoked or expired
-// share ends *every* connection at once; README "Expiry mid-connection": so does a token map
+// share ends *every* connection at once; docs/authentication.md "Expiry mid-connection": so does a token map
 // entry's `expires_at` or a JWT's `exp`. One registry, so revocation and expiry cannot cover
 // different sets of connections.
 import { onExpiry } from '../auth/expiry.ts';

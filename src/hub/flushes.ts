@@ -5,7 +5,7 @@ import { PtyError } from '../errors.ts';
 import type { ScreenSnapshot } from '../ports.ts';
 import type { JoinSession } from '../protocol/pty-payloads.ts';
 import type { HubDeps } from './deps.ts';
-import { checkJoinSpec } from './join-spec.ts';
+import { checkJoinSpec, withoutFields } from './join-spec.ts';
 import { processStarter, type StarterContext } from './process-start.ts';
 import { checkJoinBackend } from './session-host.ts';
 import type { Lifecycle } from './lifecycle.ts';
@@ -45,7 +45,7 @@ export async function join(ctx: FlushContext, member: Member, req: JoinSession, 
   if (!ctx.lifecycle.ended) {
     const decision = ctx.members.decide(member, req.role, !record.hadMember);
     const before = ctx.log.current;
-    await ctx.lifecycle.ensureStarted(req, decision.firstController, processStarter(ctx));
+    await ctx.lifecycle.ensureStarted(withoutFields(req, ignored), decision.firstController, processStarter(ctx));
     // The start may have seen the process end already.
     if (!ctx.lifecycle.ended) return joinLive(ctx, member, { ...decision, ignored }, { from: replayFrom, maxBytes: req.replay_max_bytes }, requestId);
     // The process ended while it was starting: show this joiner everything it printed.
@@ -123,7 +123,7 @@ export async function finishBehind(ctx: FlushContext, member: Member, closed: nu
   const from = member.missedOnlyTail ? member.lastSequence : undefined;
   member.resumeOutput();
   await readEnded(ctx, member, { from, maxBytes: undefined }, closed, { goodbye, keyframe: 'if-cut' }).catch((e: unknown) => {
-    ctx.deps.logger.log('warn', 'the rest of an ended session could not be sent to a member that fell behind', { session: ctx.id, client_id: member.clientId, error: String(e) });
+    ctx.deps.logger.log('warn', 'the rest of an ended session could not be sent to a member that fell behind', { session: ctx.id, client_id: member.clientId, error: e });
     member.sendUnicast(unicast.lagged(member.lastSequence, closed, ctx.deps.clock.now()));
     member.goodbye(goodbye);
   });

@@ -241,7 +241,7 @@ export class SessionHub {
       this.hostReachable = true;
     } catch (e) {
       // The host went away again: onHostLost follows and the next restore tries again.
-      this.deps.logger.log('error', 'could not re-adopt the PTY host sessions', { error: String(e) });
+      this.deps.logger.log('error', 'could not re-adopt the PTY host sessions', { error: e });
     }
   }
 

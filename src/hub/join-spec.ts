@@ -84,12 +84,18 @@ function changes(record: SessionRecord, join: SessionHostFields, d: Pick<SpawnDe
 
 /**
  * Throws PERMISSION_DENIED when this join may not ask for what it asks; returns the process-start
- * fields it names that are ignored because the session's program has started already.
+ * fields it names that are ignored: the session's program has started already, or the server
+ * decides what it runs. The start must then leave them out (withoutFields).
  */
 export function checkJoinSpec(record: SessionRecord, join: SessionHostFields, who: JoinRights, d: Pick<SpawnDefaults, 'defaultShell' | 'defaultCwd'>): string[] {
   const named = namedProcessFields(join);
   if (record.state !== 'created') return named;
   const changed = changes(record, join, d);
+  // The server's own session (the default one) runs what the server configured: any joiner's
+  // process-start fields are ignored as on a running session, so the binding's example join works
+  // against it (docs/protocol.md §5.4); its backend and class are still held to the record's.
+  const hostChanges = changed.filter((f) => f === 'session_backend' || f === 'session_class');
+  if (record.createdBy === null && !who.mayAdmin && hostChanges.length === 0) return named;
   if (!who.mayControl && (named.length > 0 || changed.length > 0)) {
     const fields = [...new Set([...named, ...changed])].join(', ');
     throw new BindingError('PERMISSION_DENIED', `${fields} on pty.join_session decide what the session runs: that needs pty:control, and this principal has only pty:observe (join without them to watch)`, {
@@ -105,6 +111,13 @@ export function checkJoinSpec(record: SessionRecord, join: SessionHostFields, wh
     });
   }
   return [];
+}
+
+/** The join without the named process-start fields, for a start that ignores them. */
+export function withoutFields<T extends SessionHostFields>(join: T, ignored: readonly string[]): T {
+  const kept = { ...join };
+  for (const f of ignored) delete kept[f as keyof SessionHostFields];
+  return kept;
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {

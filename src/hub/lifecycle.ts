@@ -195,7 +195,7 @@ export class Lifecycle {
     try {
       await this.deps.store.updateSession(this.rec.id, patch);
     } catch (e) {
-      this.deps.logger.log('error', 'session update failed', { session: this.rec.id, error: String(e) });
+      this.deps.logger.log('error', 'session update failed', { session: this.rec.id, error: e });
     }
   }
 }

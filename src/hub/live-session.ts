@@ -219,7 +219,7 @@ export class LiveSession implements Session, FlushContext, RosterContext {
       return;
     }
     this.applySize(wanted).catch((e: unknown) => {
-      this.deps.logger.log('warn', 'the session was not refitted to its remaining controllers', { session: this.id, cols: wanted.cols, rows: wanted.rows, error: e instanceof Error ? e.message : String(e) });
+      this.deps.logger.log('warn', 'the session was not refitted to its remaining controllers', { session: this.id, cols: wanted.cols, rows: wanted.rows, error: e });
     });
   }
 

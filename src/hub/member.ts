@@ -173,7 +173,7 @@ export class Member {
     return true;
   }
 
-  /** Written out together: a replay's frames one by one were a system call each (docs/performance.md). */
+  /** Written out together: a replay's frames one by one would be a system call each (docs/performance.md). */
   private batch(write: () => void): void {
     if (this.conn.batch) this.conn.batch(write);
     else write();

@@ -4,7 +4,7 @@
 // queue (bytes not committed yet, log-ledger.ts) and its members' sockets, once every one of them
 // is behind: a member that keeps up is served, and a slow one beside it lags instead
 // (docs/protocol.md §6.4). Global marks, far above a session's, stay as a backstop for many
-// sessions at once: past them every PTY pauses, as before.
+// sessions at once: past them every PTY pauses.
 import type { Metrics } from '../metrics.ts';
 import type { Logger, PtyHost, Screen, ScreenFactory, Store } from '../ports.ts';
 import { accountedScreen, FlowGate, Watermark } from './flow-control.ts';

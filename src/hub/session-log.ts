@@ -105,7 +105,7 @@ export class SessionLog {
         this.reserveAhead();
       },
       (e: unknown) => {
-        this.deps.logger.log('warn', 'could not reserve sequence numbers: frames wait', { session: this.sessionId, error: String(e), waiting: this.held.length });
+        this.deps.logger.log('warn', 'could not reserve sequence numbers: frames wait', { session: this.sessionId, error: e, waiting: this.held.length });
         if (this.stopped && this.held.length === 0) {
           this.reserving = false;
           return;
@@ -188,7 +188,7 @@ export class SessionLog {
       .prune(this.sessionId, { keepFrames, keepSeconds, now })
       .then(
         () => undefined,
-        (e: unknown) => this.deps.logger.log('warn', 'log pruning failed', { session: this.sessionId, error: String(e) }),
+        (e: unknown) => this.deps.logger.log('warn', 'log pruning failed', { session: this.sessionId, error: e }),
       )
       .finally(() => {
         this.pruning = null;

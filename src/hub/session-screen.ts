@@ -138,7 +138,7 @@ export class SessionScreen {
     screen.dispose();
     this.deps.metrics.inc('screen_failures_total');
     const giveUp = this.rebuilds >= MAX_REBUILDS;
-    this.deps.logger.log('error', giveUp ? 'screen model failed again: the session has no Keyframes from now on' : 'screen model failed: rebuilding it from the log', { session: this.sessionId, error: error.message, rebuilds: this.rebuilds });
+    this.deps.logger.log('error', giveUp ? 'screen model failed again: the session has no Keyframes from now on' : 'screen model failed: rebuilding it from the log', { session: this.sessionId, error, rebuilds: this.rebuilds });
     if (giveUp) return;
     this.rebuilds++;
     const rebuilding = { done: Promise.resolve(), held: [] as Held[], heldBytes: 0, holding: false };
@@ -163,7 +163,7 @@ export class SessionScreen {
         ended();
       },
       (e: unknown) => {
-        this.deps.logger.log('error', 'screen model could not be rebuilt from the log', { session: this.sessionId, error: String(e) });
+        this.deps.logger.log('error', 'screen model could not be rebuilt from the log', { session: this.sessionId, error: e });
         ended();
       },
     );
@@ -199,7 +199,7 @@ export class SessionScreen {
       },
       (e: unknown) => {
         this.cutting = null;
-        this.deps.logger.log('error', 'keyframe failed', { session: this.sessionId, error: String(e) });
+        this.deps.logger.log('error', 'keyframe failed', { session: this.sessionId, error: e });
         this.owner.release();
       },
     );

@@ -78,7 +78,7 @@ export function logEntryBytes(entry: LogEntry): number {
   return entry.output ? entry.output.data.byteLength : entry.frame.length;
 }
 
-/** The PTY bytes of a logged Output frame, kept as bytes or (rows from before) inside its JSON; null if it holds none. */
+/** The PTY bytes of a logged Output frame, kept as bytes or, in a row of a database written in the JSON-only form, inside its JSON; null if it holds none. */
 export function outputBytes(entry: LogEntry): Uint8Array | null {
   if (entry.output) return entry.output.data;
   const p = loggedPtyPayload(entry.frame);

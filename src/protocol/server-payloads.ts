@@ -17,7 +17,7 @@ export const ServerEnvelope = v.object({
 export type ServerEnvelope = v.InferOutput<typeof ServerEnvelope>;
 
 /**
- * `kind: "agent"` (an extension of pty-extensions-v1 §MembershipChanged, issue 21): a client with a
+ * `kind: "agent"` (an extension of pty-extensions-v1 §MembershipChanged, docs/protocol.md): a client with a
  * task queued or running in the session, joined or not (an A2A caller never joins); `activity`
  * says what it is doing or waiting for, e.g. "waiting for a human to finish their line".
  */

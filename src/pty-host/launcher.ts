@@ -3,7 +3,8 @@
 // line, relay its log, and stop it (SIGTERM, SIGKILL after a grace) or let it run on. The runtime
 // supplies only the calls: connect a socket, spawn a process (PtyHostRuntime).
 import { LISTENING_LINE, STOP_GRACE_MS, noHostListening, relayHostLog, type PtyHostClientOptions, type PtyHostConnection } from '../../pty/client.ts';
-import type { LogLevel, Logger } from '../ports.ts';
+import { ptyHostArgs, type PtyHostLaunch } from '../../pty/host-config.ts';
+import type { Logger } from '../ports.ts';
 import { hostEnvironment } from './environment.ts';
 
 /** A host process as the runtime started it. */
@@ -24,11 +25,11 @@ export interface PtyHostRuntime<Child = unknown> {
   /** Connects to the host's socket and waits for its greeting; rejects with the socket error (ENOENT, ECONNREFUSED, ...). */
   connect(socketPath: string, options: PtyHostClientOptions): Promise<PtyHostConnection>;
   /**
-   * Starts `pty-ws pty-host --socket <socketPath> <flags>` with exactly `env`, in its own process group
+   * Starts the host process with `args` (ptyHostArgs) and exactly `env`, in its own process group
    * (a Ctrl-C meant for the router must not reach the sessions before the router has shut down
    * in order), calling back with every line it prints. Throws when it cannot be started.
    */
-  spawnHost(o: { socketPath: string; flags: readonly string[]; env: Record<string, string>; stdout(line: string): void; stderr(line: string): void }): SpawnedHost<Child>;
+  spawnHost(o: { args: readonly string[]; env: Record<string, string>; stdout(line: string): void; stderr(line: string): void }): SpawnedHost<Child>;
   /** The router's environment, which the host inherits without the router's own settings. */
   environment(): Readonly<Record<string, string | undefined>>;
 }
@@ -37,10 +38,8 @@ export interface EnsurePtyHostOptions {
   socketPath: string;
   /** Receives the host's log lines (re-logged with their level) and start-up events. */
   logger?: Logger;
-  /** The log level of a host this call starts (default: its own default, info). */
-  logLevel?: LogLevel;
-  /** Extra command-line flags for a host this call starts (how it confines sessions). */
-  hostFlags?: readonly string[];
+  /** What a host this call starts is told besides its socket and stateDir (default: info, unconfined). */
+  settings?: Pick<PtyHostLaunch, 'logLevel' | 'confinement'>;
   /**
    * The router's state directory (absolute). A host this call starts is told it (`--started-by`);
    * a running host that names it was started by a router on this state dir, so it is this
@@ -63,6 +62,8 @@ export interface PtyHostHandle<Child = unknown> {
   /** Closes the client and leaves a host this call started running on its own. */
   release(): Promise<void>;
 }
+
+const DEFAULT_SETTINGS: Pick<PtyHostLaunch, 'logLevel' | 'confinement'> = { logLevel: 'info', confinement: { user: undefined, sandbox: 'none', network: 'host', hide: [] } };
 
 /** Connects to the host at socketPath, starting one first when nothing listens there. */
 export async function ensurePtyHost<Child>(runtime: PtyHostRuntime<Child>, options: EnsurePtyHostOptions): Promise<PtyHostHandle<Child>> {
@@ -109,9 +110,8 @@ async function startHost<Child>(runtime: PtyHostRuntime<Child>, options: EnsureP
   let spawned: SpawnedHost<Child>;
   try {
     spawned = runtime.spawnHost({
-      socketPath,
-      flags: [...(options.hostFlags ?? []), ...(options.stateDir === undefined ? [] : ['--started-by', options.stateDir])],
-      env: hostEnvironment(runtime.environment(), options.logLevel),
+      args: ptyHostArgs({ socketPath, startedBy: options.stateDir, ...(options.settings ?? DEFAULT_SETTINGS) }),
+      env: hostEnvironment(runtime.environment()),
       stdout: (line) => {
         if (line.startsWith(LISTENING_LINE)) listening();
       },

@@ -3,9 +3,9 @@
 // listeners hear onHostLost, then onHostRestored once a host answers again.
 
 import { PtyHostError } from '../../pty/protocol.ts';
-import type { HostResume, LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../ports.ts';
+import type { HostResume, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../ports.ts';
 import type { ConfinementReport } from '../session-confinement.ts';
-import { ensurePtyHost, type PtyHostHandle, type PtyHostRuntime } from './launcher.ts';
+import { ensurePtyHost, type EnsurePtyHostOptions, type PtyHostHandle, type PtyHostRuntime } from './launcher.ts';
 
 /** The connection to the PTY host, as the runtime made it. */
 export interface PtyHostLink {
@@ -30,10 +30,8 @@ export interface SupervisedPtyHostOptions {
   runtime: PtyHostRuntime;
   socketPath: string;
   logger: Logger;
-  /** The log level of a host this router starts. */
-  logLevel?: LogLevel;
-  /** Extra command-line flags for a host this router starts (how it confines sessions). */
-  hostFlags?: readonly string[];
+  /** What a host this router starts is told: see EnsurePtyHostOptions.settings. */
+  settings?: EnsurePtyHostOptions['settings'];
   /** The router's state directory (absolute): see EnsurePtyHostOptions.stateDir. */
   stateDir?: string;
   /** Waits before each reconnection attempt; the last one repeats. */
@@ -161,8 +159,8 @@ export class SupervisedPtyHost implements PtyHost {
   }
 
   #ensure(): Promise<PtyHostHandle> {
-    const { runtime, socketPath, logger, logLevel, hostFlags, stateDir } = this.#options;
-    return ensurePtyHost(runtime, { socketPath, logger, logLevel, hostFlags, stateDir });
+    const { runtime, socketPath, logger, settings, stateDir } = this.#options;
+    return ensurePtyHost(runtime, { socketPath, logger, settings, stateDir });
   }
 
   #attach(handle: PtyHostHandle): void {
@@ -193,7 +191,7 @@ export class SupervisedPtyHost implements PtyHost {
       try {
         handle = await this.#ensure();
       } catch (err) {
-        this.#options.logger.log('warn', 'PTY host still unreachable', { attempt: attempt + 1, error: String(err) });
+        this.#options.logger.log('warn', 'PTY host still unreachable', { attempt: attempt + 1, error: err });
         continue;
       }
       if (this.#closed) {

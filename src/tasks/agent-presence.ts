@@ -1,6 +1,6 @@
-// Who works in a session besides its members (issue 21, "the agent is visible"): every client
-// with a task queued or running, once each, with what it is doing, for MembershipChanged's
-// `kind: "agent"` entries (src/protocol/server-payloads.ts, Member).
+// Who works in a session besides its members, so an agent at work is visible to the humans: every
+// client with a task queued or running, once each, with what it is doing, for MembershipChanged's
+// `kind: "agent"` entries (docs/protocol.md, MembershipChanged; src/protocol/server-payloads.ts, Member).
 import type { AgentPresence } from '../hub/types.ts';
 
 /** Who sent a task: the connection's client id (or `a2a:<principal>` for the A2A bindings) and a label. */

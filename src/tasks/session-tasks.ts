@@ -23,7 +23,7 @@ const CTRL_C = new Uint8Array([0x03]);
 
 /**
  * Task metadata keys are camelCase, as A2A's JSON is; the snake_case spellings are kept beside
- * them for one release, for clients that read them (README, "Tasks").
+ * them for one release, for clients that read them (docs/tasks.md).
  */
 const kindMeta = (kind: 'command' | 'input') => ({ taskKind: kind, task_kind: kind });
 const exitMeta = (exitCode: number) => ({ exitCode, exit_code: exitCode });
@@ -395,7 +395,7 @@ export class SessionTasks {
       this.session.type(bytes);
       return true;
     } catch (e) {
-      this.deps.logger.log('warn', 'task input not written', { session: this.session.id, error: String(e) });
+      this.deps.logger.log('warn', 'task input not written', { session: this.session.id, error: e });
       return false;
     }
   }

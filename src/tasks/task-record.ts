@@ -29,7 +29,7 @@ export class TaskRecord {
   /** Stores the task as it is now (and the messages and artifacts in `add`); a failed write is logged, not thrown. */
   persist(run: Run, add: Omit<TaskWrite, 'task'> = {}): Promise<void> {
     const written = this.deps.store.saveTask({ task: run.task, ...add }).catch((e: unknown) => {
-      this.deps.logger.log('error', 'task write failed', { session: this.session.id, task_id: run.task.id, error: String(e) });
+      this.deps.logger.log('error', 'task write failed', { session: this.session.id, task_id: run.task.id, error: e });
     });
     this.writes = written;
     return written;

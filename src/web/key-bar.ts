@@ -1,4 +1,4 @@
-// The key bar for phones and tablets (issue 21): Esc, a sticky Ctrl, Tab and the arrows, the keys
+// The key bar for phones and tablets: Esc, a sticky Ctrl, Tab and the arrows, the keys
 // an on-screen keyboard lacks. Ctrl applies to the next key typed on the keyboard (Ctrl then c
 // sends Ctrl-C), then releases.
 import { h } from './dom.ts';

@@ -1,5 +1,6 @@
 // The sidebar's presence list: controllers and observers from MembershipChanged, you marked, and
-// an agent (a client with a task in the session) badged with what it waits for (issue 21).
+// an agent (a client with a task in the session) badged with what it waits for (docs/protocol.md,
+// MembershipChanged).
 import type { Membership } from '../client/types.ts';
 import { h } from './dom.ts';
 

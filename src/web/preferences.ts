@@ -1,4 +1,4 @@
-// What the page remembers in this browser (localStorage, issue 21): the theme and the font size.
+// What the page remembers in this browser (localStorage): the theme and the font size.
 // Never the token (that stays in the tab's sessionStorage, token.ts).
 import type { ITheme } from '@xterm/xterm';
 

@@ -1,5 +1,5 @@
-// Clickable links and search in the scrollback (issue 21), on xterm.js's own API: no addon
-// packages to add (the @xterm/addon-web-links and addon-search would do the same; see the report).
+// Clickable links and search in the scrollback, on xterm.js's own API: no addon packages to add
+// (@xterm/addon-web-links and addon-search would do the same).
 import type { IBufferLine, IDisposable, ILink, Terminal } from '@xterm/xterm';
 
 /** http(s) URLs as terminals print them; a trailing period, comma or bracket is the sentence's, not the URL's. */

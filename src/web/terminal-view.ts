@@ -72,7 +72,7 @@ export class TerminalView {
   private readonly gate: ReplayGate;
   private readonly consent: ClipboardConsent;
   private fitTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Whether anything was drawn yet: a repaint keeps what was as scrollback (issue 21). */
+  /** Whether anything was drawn yet: a repaint keeps what was as scrollback, so a reload or a rejoin loses no history. */
   private drawn = false;
   /** The share link was revoked or expired: what the page said then is the last word. */
   private linkEnded = false;
@@ -250,7 +250,7 @@ export class TerminalView {
     if (!g || g.cols !== d.cols || g.rows !== d.rows) this.client.resize(d.cols, d.rows);
   }
 
-  /** The session's size against what this page can show: a smaller page says so (issue 21). */
+  /** The session's size against what this page can show: a smaller page says so, rather than cutting the screen off silently. */
   private reportSize(): void {
     const d = this.fit.proposeDimensions();
     this.ui.onSize(this.client.geometry, d && d.cols > 0 && d.rows > 0 ? { cols: d.cols, rows: d.rows } : null);

@@ -30,11 +30,11 @@ export async function launchChromium(): Promise<Browser> {
   };
 }
 
-/** Where the README's screenshots are kept (docs/screenshots/, checked in). */
+/** Where the screenshots the README and docs/web.md show are kept (docs/screenshots/, checked in). */
 export const README_SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url).pathname;
 
 /**
- * A screenshot in test-output/. One the README shows (`readme`) is copied to docs/screenshots/
+ * A screenshot in test-output/. One the docs show (`readme`) is copied to docs/screenshots/
  * too when PTY_WS_README_SCREENSHOTS=1: the checked-in pictures are taken by the browser tests,
  * and only on purpose (they differ a little at every run).
  */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { startServer, type RunningServer, type StartOptions } from '../../src/adapter/node/server.ts';
-import type { Logger } from '../../src/ports.ts';
+import { jsonLogger } from '../../src/logger.ts';
 import { isAlive } from '../../pty/process-tree.ts';
 import { endOrphans, expectNoneLeft, killMultiplexers, processesMentioning } from './leftovers.ts';
 
@@ -55,11 +55,8 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
     ...opts.overrides,
   };
   const logs: string[] = [];
-  const collecting = (base: Record<string, unknown>): Logger => ({
-    log: (level, msg, fields) => void logs.push(JSON.stringify({ level, msg, ...base, ...fields })),
-    child: (fields) => collecting({ ...base, ...fields }),
-  });
-  const logger = collecting({});
+  // The server's own JSON lines (errors with their stacks), one string each.
+  const logger = jsonLogger('debug', {}, { write: (line) => void logs.push(line.trimEnd()) });
   const server = await startServer(config, { createDefaultSession: opts.defaultSession ?? opts.dir === undefined, logger, decoratePtyHost: opts.decoratePtyHost, decorateLogCommitter: opts.decorateLogCommitter, decorateScreens: opts.decorateScreens, decorateWebhooks: opts.decorateWebhooks }).catch((e: unknown) => {
     if (opts.dir === undefined) rmSync(dir, { recursive: true, force: true });
     throw e;

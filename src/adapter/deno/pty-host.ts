@@ -99,10 +99,10 @@ function asError(e: unknown): Error {
 export const denoPtyHostRuntime: PtyHostRuntime<Deno.ChildProcess> = {
   connect: connectPtyHost,
   environment: () => Deno.env.toObject(),
-  spawnHost({ socketPath, flags, env, stdout, stderr }) {
+  spawnHost({ args, env, stdout, stderr }) {
     const root = decodeURIComponent(new URL('../../../', import.meta.url).pathname);
     const child = new Deno.Command('node', {
-      args: ['--import', 'tsx', `${root}pty/main.ts`, '--socket', socketPath, ...flags],
+      args: ['--import', 'tsx', `${root}pty/main.ts`, ...args],
       // `--import tsx` resolves from the cwd, so run where this package's node_modules are.
       cwd: root,
       env,

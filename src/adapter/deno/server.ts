@@ -7,7 +7,7 @@ import { inProcessScreens } from '../../hub/screen.ts';
 import { jsonLogger } from '../../logger.ts';
 import type { Logger } from '../../ports.ts';
 import { reloadThen, startRouter, type ServedRouter } from '../../router.ts';
-import { confinementFlags } from '../../session-confinement.ts';
+import { sessionConfinement } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { denoWebhookTransport } from './webhook-transport.ts';
 import { supervisedPtyHostLink } from '../../pty-host/supervised.ts';
@@ -51,7 +51,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     journal: denoJournalPort,
     webhooks: denoWebhookTransport(),
     fatal: (e) => void close().finally(() => opts.onFatal?.(e)),
-    connectPtyHost: () => supervisedPtyHostLink({ runtime: denoPtyHostRuntime, socketPath: absolute(config.ptySocket), logger, logLevel: config.logLevel, hostFlags: confinementFlags(config, absolute), stateDir: absolute(config.stateDir) }),
+    connectPtyHost: () => supervisedPtyHostLink({ runtime: denoPtyHostRuntime, socketPath: absolute(config.ptySocket), logger, settings: { logLevel: config.logLevel, confinement: sessionConfinement(config, absolute) }, stateDir: absolute(config.stateDir) }),
     // In this thread: Deno's Web Workers would need the emulator messages of worker-screens.ts
     // over another worker API, which is not built (see wrangler-notes.md).
     startScreens: () => ({ create: inProcessScreens, close: () => Promise.resolve() }),

@@ -1,6 +1,6 @@
 // Replays read a local database file on a connection of their own (docs/performance.md, "Replay of
 // 1000 frames to its Keyframe"): a prepared statement kept for the router's life, rows as arrays,
-// integers as numbers. Through the store's client the same 1000 rows took 2-3× as long: it
+// integers as numbers. Through the store's client the same 1000 rows take 2-3× as long: it
 // prepares the statement on every read, turns every integer into a BigInt and back, and copies
 // every row into an object. libSQL's local driver is synchronous either way.
 import { expandConfig } from '@libsql/core/config';

@@ -1,5 +1,5 @@
-// A diagnostic trace of the echo path's hops (issue 20: where the router and PTY host spend a
-// keystroke's round trip), for the bench's `trace` figure (bench/figures/hop-trace.ts,
+// A diagnostic trace of the echo path's hops (where the router and PTY host spend a keystroke's
+// round trip), for the bench's `trace` figure (bench/figures/hop-trace.ts,
 // docs/performance.md). Off unless PTY_HOP_TRACE_DIR names a directory: then each process
 // (router, PTY host) writes `<hop> <time ms> <frame type>` lines to its own file there. Its
 // name does not start with PTY_WS_ so the PTY host inherits it (src/pty-host/environment.ts).

@@ -31,13 +31,14 @@ async function connect({ url, busyTimeoutMs }: LogDatabase): Promise<Client> {
   }
 }
 
-/** The error as plain data: the main thread rebuilds it with the same name, message and codes. */
+/** The error as plain data: the main thread rebuilds it with the same name, message, stack and codes. */
 function failure(err: unknown): CommitFailure {
   if (!(err instanceof Error)) return { name: 'Error', message: String(err) };
   const { code, extendedCode, rawCode } = err as { code?: unknown; extendedCode?: unknown; rawCode?: unknown };
   return {
     name: err.name,
     message: err.message,
+    ...(err.stack !== undefined && { stack: err.stack }),
     ...(typeof code === 'string' && { code }),
     ...(typeof extendedCode === 'string' && { extendedCode }),
     ...(typeof rawCode === 'number' && { rawCode }),

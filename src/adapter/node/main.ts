@@ -1,6 +1,9 @@
 // The `pty-ws` command line: a table of commands (start, serve, pty-host, attach, sessions, share, nginx-config), each
 // with its help entry; `pty-ws --help` lists them all and `pty-ws --version` prints the package's.
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import pkg from '../../../package.json' with { type: 'json' };
+import { readPtyHostConfig, type PtyHostConfig } from '../../../pty/host-config.ts';
 import { banner } from '../../banner.ts';
 import { ConfigError, loadConfig, parseArgs, settingsHelp, type Config } from '../../config.ts';
 import { startServer, type RunningServer } from './server.ts';
@@ -26,8 +29,8 @@ const COMMANDS: Record<string, Command> = {
   serve: { synopsis: 'serve', help: ['run the router only'], run: (argv) => runServer(argv, false) },
   'pty-host': {
     synopsis: 'pty-host',
-    help: ['run the PTY host process on its own (--socket <path>)'],
-    run: runPtyHost,
+    help: ['run the PTY host process on its own (--socket <path>), with only the settings it uses'],
+    run: runPtyHostCommand,
   },
   host: {
     synopsis: 'host --connect <router URL> --name <name> --token-file <file>',
@@ -36,7 +39,7 @@ const COMMANDS: Record<string, Command> = {
       'links again with backoff whenever the link is lost; its credential: pty-ws token --host <name>.',
       'Without --connect: the local PTY host, as pty-host (docs/remote-hosts.md)',
     ],
-    run: runPtyHost,
+    run: runPtyHostCommand,
   },
   attach: {
     synopsis: 'attach <attach-url | page-url | session> [--token T] [--observe] [--binary] [--clipboard] [--label L]',
@@ -74,14 +77,6 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
-/** `pty-host` and `host`: the PTY host process, which parses its own flags from process.argv. */
-async function runPtyHost(argv: string[]): Promise<number> {
-  if (parseArgs(argv).help) return printUsage(true);
-  process.argv.splice(2, 1);
-  await import('../../../pty/main.ts');
-  return -1;
-}
-
 function usage(): string {
   const entry = ({ synopsis, help }: Command) => {
     const indent = ' '.repeat(14);
@@ -118,6 +113,24 @@ async function main(argv: string[]): Promise<number> {
 function printUsage(asked: boolean): number {
   process.stdout.write(usage());
   return asked ? 0 : 2;
+}
+
+/** `pty-host`: the PTY host with the settings it reads itself (pty/host-config.ts), until a signal ends it. */
+/** `pty-host` and `host`: the PTY host process, on its local socket or dialing in to a router (`--connect`). */
+async function runPtyHostCommand(argv: string[]): Promise<number> {
+  if (parseArgs(argv).help) return printUsage(true);
+  let config: PtyHostConfig;
+  try {
+    config = readPtyHostConfig(argv, process.env, (p) => path.resolve(p), (file) => readFileSync(file, 'utf8'));
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    process.stderr.write(`pty-ws: ${e.message}\n`);
+    return 2;
+  }
+  // Loaded only for this command: the host's modules (node-pty among them) are not the client commands'.
+  const { runPtyHost } = await import('../../../pty/host-process.ts');
+  await runPtyHost(config);
+  return -1;
 }
 
 /** `start` and `serve`: the router (with a default session for `start`) until SIGINT or SIGTERM. */

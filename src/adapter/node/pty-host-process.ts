@@ -15,9 +15,9 @@ export type NodePtyHostHandle = PtyHostHandle<ChildProcess>;
 export const nodePtyHostRuntime: PtyHostRuntime<ChildProcess> = {
   connect: (socketPath, options) => PtyHostClient.connect(socketPath, options),
   environment: () => process.env,
-  spawnHost({ socketPath, flags, env, stdout, stderr }) {
+  spawnHost({ args, env, stdout, stderr }) {
     const entry = ptyHostEntry();
-    const child = spawn(process.execPath, [...entry.nodeArgs, '--socket', socketPath, ...flags], {
+    const child = spawn(process.execPath, [...entry.nodeArgs, ...args], {
       cwd: entry.cwd,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -12,5 +12,5 @@ export type ToWorker =
 export type FromWorker =
   | { t: 'parsed'; id: number; bytes: number }
   | { t: 'snapshot'; req: number; snap?: ScreenSnapshot; error?: string }
-  /** The screen's emulator threw: the worker has let it go (and goes on with the others). */
-  | { t: 'failed'; id: number; error: string };
+  /** The screen's emulator threw: the worker has let it go (and goes on with the others). An Error crosses with its stack and cause (structured clone). */
+  | { t: 'failed'; id: number; error: Error };

@@ -9,7 +9,7 @@ function serve(port: NonNullable<typeof parentPort>): void {
   // A screen that throws fails alone (its owner rebuilds it from the log); the others go on.
   const failed = (id: number, e: unknown) => {
     screens.delete(id);
-    port.postMessage({ t: 'failed', id, error: e instanceof Error ? e.message : String(e) } satisfies FromWorker);
+    port.postMessage({ t: 'failed', id, error: e instanceof Error ? e : new Error(String(e)) } satisfies FromWorker);
   };
   port.on('message', (m: ToWorker) => {
     try {

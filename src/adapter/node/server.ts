@@ -19,7 +19,7 @@ import { HOST_SUBPROTOCOL } from '../../protocol/host-info.ts';
 import type { Logger, PtyHost, WebhookTransport } from '../../ports.ts';
 import { reloadThen, startRouter, type ScreenService, type ServedRouter } from '../../router.ts';
 import { databaseFilePath, readSecretFiles, securePrivateState } from '../../private-files.ts';
-import { confinementFlags } from '../../session-confinement.ts';
+import { sessionConfinement } from '../../session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { nodeWebhookTransport } from './webhook-transport.ts';
 import { nodeStateLockPort } from './state-lock-port.ts';
@@ -88,7 +88,7 @@ export async function startServer(settings: Config, opts: StartOptions = {}): Pr
     logReaderFor: fileLogReaderFor,
     diskFacts: nodeDiskFacts,
     connectPtyHost: () =>
-      supervisedPtyHostLink({ runtime: nodePtyHostRuntime, socketPath: resolve(config.ptySocket), logger, logLevel: config.logLevel, hostFlags: confinementFlags(config, (p) => resolve(p)), stateDir: resolve(config.stateDir) }, opts.decoratePtyHost),
+      supervisedPtyHostLink({ runtime: nodePtyHostRuntime, socketPath: resolve(config.ptySocket), logger, settings: { logLevel: config.logLevel, confinement: sessionConfinement(config, (p) => resolve(p)) }, stateDir: resolve(config.stateDir) }, opts.decoratePtyHost),
     startScreens: () => {
       const screens = new WorkerScreens(logger);
       return opts.decorateScreens?.(screens) ?? screens;

@@ -1,6 +1,6 @@
 // A flush's sends written out together (ClientConnection.batch; docs/performance.md, replay). `ws`
 // writes every message to its TCP socket at once, one writev per frame: a replay of 1000 frames
-// was 1000 system calls, about half of its time. Corking the socket for the batch makes them a few
+// would be 1000 system calls, about half of its time. Corking the socket for the batch makes them a few
 // large writes; `ws` corks around each frame itself, and Node's cork nests.
 import type { Socket } from 'node:net';
 import type WebSocket from 'ws';

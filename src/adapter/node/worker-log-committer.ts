@@ -15,12 +15,14 @@ export type FromLogWorker = { t: 'committed'; id: number } | { t: 'failed'; id: 
 export interface CommitFailure {
   name: string;
   message: string;
+  /** Where it was thrown, in the worker. */
+  stack?: string;
   code?: string;
   extendedCode?: string;
   rawCode?: number;
 }
 
-/** A commit that failed in the worker: the same name, message and codes as there. */
+/** A commit that failed in the worker: the same name, message, stack and codes as there. */
 export class LogCommitError extends Error {
   readonly code: string | undefined;
   readonly extendedCode: string | undefined;
@@ -29,6 +31,7 @@ export class LogCommitError extends Error {
   constructor(failure: CommitFailure) {
     super(failure.message);
     this.name = failure.name;
+    if (failure.stack !== undefined) this.stack = failure.stack;
     this.code = failure.code;
     this.extendedCode = failure.extendedCode;
     this.rawCode = failure.rawCode;
@@ -126,7 +129,7 @@ export class WorkerLogCommitter implements LogCommitter {
     if (this.#worker !== worker) return;
     this.#worker = undefined;
     if (!this.#closed) {
-      this.#logger.log('error', 'storage: the log commit worker stopped; the next commit starts a new one', { error: err.message, pendingCommits: this.#pending.size });
+      this.#logger.log('error', 'storage: the log commit worker stopped; the next commit starts a new one', { error: err, pendingCommits: this.#pending.size });
     }
     for (const pending of this.#pending.values()) pending.reject(err);
     this.#pending.clear();

@@ -68,7 +68,7 @@ export class WorkerScreens {
     worker.on('message', (m: FromWorker) => {
       if (worker === this.worker) this.onMessage(m);
     });
-    worker.on('error', (e) => this.died(worker, `the screen worker failed: ${String(e)}`));
+    worker.on('error', (e) => this.died(worker, `the screen worker failed: ${String(e)}`, e));
     worker.on('exit', (code) => this.died(worker, `the screen worker stopped (exit code ${code})`));
     return worker;
   }
@@ -80,19 +80,19 @@ export class WorkerScreens {
    * RESTART_WITHIN_MS of being started: then nothing is started again (a crash loop would
    * rebuild every session's screen each time).
    */
-  private died(worker: Worker, reason: string): void {
+  private died(worker: Worker, reason: string, error?: Error): void {
     if (worker !== this.worker || this.gone !== null) return;
     const now = this.clock();
     if (this.closing || (this.restartedAt > 0 && now - this.restartedAt < RESTART_WITHIN_MS)) {
-      if (!this.closing) this.logger.log('error', 'screen worker failed again soon after its restart: Keyframes are unavailable until the router restarts', { reason });
+      if (!this.closing) this.logger.log('error', 'screen worker failed again soon after its restart: Keyframes are unavailable until the router restarts', { reason, error });
       return this.stopped(reason);
     }
-    this.logger.log('error', 'screen worker failed: starting another, every screen is rebuilt from the log', { reason });
+    this.logger.log('error', 'screen worker failed: starting another, every screen is rebuilt from the log', { reason, error });
     this.restartedAt = now;
     this.worker = this.start();
-    const error = new Error(reason);
-    for (const id of [...this.backlog.keys()]) this.failed(id, error);
-    this.rejectWaiters(error);
+    const failure = new Error(reason, { cause: error });
+    for (const id of [...this.backlog.keys()]) this.failed(id, failure);
+    this.rejectWaiters(failure);
   }
 
   /**
@@ -230,7 +230,7 @@ export class WorkerScreens {
   }
 
   private onMessage(m: FromWorker): void {
-    if (m.t === 'failed') return this.failed(m.id, new Error(`the screen model failed: ${m.error}`));
+    if (m.t === 'failed') return this.failed(m.id, new Error(`the screen model failed: ${m.error.message}`, { cause: m.error }));
     if (m.t === 'parsed') {
       const backlog = this.backlog.get(m.id);
       if (!backlog) return;

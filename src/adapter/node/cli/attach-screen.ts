@@ -2,7 +2,7 @@
 // alternate-screen switches (screen-switch.ts) and, unless allowed, without OSC 52 clipboard
 // writes (clipboard-filter.ts), repaints from Keyframes, and one-line notices
 // (the attach banner, read-only, role changes, a session larger than the window), each taken
-// away by a repaint a few seconds later (issue 21).
+// away by a repaint a few seconds later, so a notice never stays over the session's screen.
 import type { PtyClient } from '../../../client/pty-client.ts';
 import type { Role } from '../../../client/types.ts';
 import { ClipboardFilter } from './clipboard-filter.ts';

@@ -1,5 +1,5 @@
 // Wherever a client command takes a session id it also takes a unique prefix of one, or a label
-// (issue 21): `pty-ws attach 01a2`, `pty-ws share build`. A whole id is used as it is, without a
+// (docs/cli.md): `pty-ws attach 01a2`, `pty-ws share build`. A whole id is used as it is, without a
 // request; anything else is looked up in the session list.
 import type { SessionInfo, SessionsApi } from '../../../client/sessions-api.ts';
 import { printable } from './printable.ts';

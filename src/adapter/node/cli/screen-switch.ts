@@ -1,6 +1,6 @@
 // `pty-ws attach` draws the session inside the local terminal's alternate screen, so that leaving
 // gives back the user's screen, scrollback and cursor exactly as they were (as `tmux attach`
-// does; issue 21). The session's own alternate-screen switches (vim, less, top) must then not
+// does). The session's own alternate-screen switches (vim, less, top) must then not
 // reach the local terminal: its `?1049l` would drop us onto the user's screen and draw over it,
 // and a `?1049l` after the program is gone restores a cursor saved long ago. So the switches are
 // taken out of the stream: entering clears the screen, leaving clears it and asks the caller to

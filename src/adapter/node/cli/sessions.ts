@@ -60,7 +60,7 @@ function createBody(flags: Record<string, string>): CreateSessionBody | string {
   if (flags.cwd) body.cwd = flags.cwd;
   // A remote PTY host that dialed in (docs/remote-hosts.md); the server checks the name.
   if (flags.host) body.host = flags.host;
-  // tmux/screen sessions outlive the router (README, Sessions that outlive the router).
+  // tmux/screen sessions outlive the router (docs/backends.md).
   if (flags.backend) {
     if (!['native', 'tmux', 'screen'].includes(flags.backend)) return `--backend ${JSON.stringify(flags.backend)}: native, tmux or screen`;
     body.session_backend = flags.backend;

@@ -1,4 +1,4 @@
-// The README's A2A example, run as a user would (tsx, the official SDK) against the real server:
+// The A2A example of docs/a2a.md, run as a user would (tsx, the official SDK) against the real server:
 // it prints the task's state and output readably, and leaves no session running behind it.
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,21 +18,22 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** The first ```ts block of the README's "A2A clients" section. */
+/** The first ```ts block of docs/a2a.md's "An example with the official SDK". */
 function example(): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('\n## A2A clients'));
-  const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!block) throw new Error('no ts block in the README\'s "A2A clients"');
+  const doc = readFileSync(join(ROOT, 'docs/a2a.md'), 'utf8');
+  const at = doc.indexOf('\n## An example with the official SDK');
+  if (at < 0) throw new Error('docs/a2a.md has no "An example with the official SDK" section');
+  const block = /```ts\n([\s\S]*?)```/.exec(doc.slice(at))?.[1];
+  if (!block) throw new Error('no ts block in docs/a2a.md\'s "An example with the official SDK"');
   return block;
 }
 
-describe("the README's A2A example", { timeout: 60_000 }, () => {
+describe("docs/a2a.md's A2A example", { timeout: 60_000 }, () => {
   it('prints the state and the output, and ends the session it started', async () => {
     // In the repository, so its imports resolve to this checkout's node_modules.
     const dir = join(ROOT, 'test-output');
     mkdirSync(dir, { recursive: true });
-    const file = join(dir, 'readme-a2a-example.mts');
+    const file = join(dir, 'a2a-example.mts');
     writeFileSync(file, example().replaceAll('http://127.0.0.1:8121', server.origin));
     const run = await promisify(execFile)(join(ROOT, 'node_modules/.bin/tsx'), [file], { env: { ...process.env, PTY_WS_TOKEN: server.devToken! }, timeout: 45_000 });
     expect(run.stderr).toBe('');

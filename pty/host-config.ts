@@ -1,0 +1,102 @@
+// The PTY host's own settings (docs/configuration.md, `pty-ws pty-host`): read once, from its
+// flags and environment, when the host process starts, and passed down. Not the router's Config:
+// the host reads only what it uses, so a router setting can neither stop it nor reach it. A
+// router that starts a host tells it these same settings as flags (ptyHostArgs), written here
+// next to the reader so the two cannot drift apart.
+import * as v from 'valibot';
+import { ConfigError, loadSettings, parseArgs, sessionBaseEnv } from '../src/config.ts';
+import { HOST_TOKEN_PREFIX, HostName } from '../src/protocol/host-info.ts';
+import { linkUrl } from './dial-out.ts';
+import type { LogLevel } from '../src/ports.ts';
+import type { SessionConfinement } from '../src/session-confinement.ts';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface PtyHostConfig {
+  /** The Unix socket it listens on (absolute). */
+  socketPath: string;
+  /**
+   * The state directory of the router that started it (`--started-by`), which says so in its
+   * greeting: routers on that state dir may stop it (src/pty-host/launcher.ts). Undefined when
+   * started on its own.
+   */
+  startedBy: string | undefined;
+  logLevel: LogLevel;
+  confinement: SessionConfinement;
+  /** Where it looks for the multiplexers and Perl: the PATH sessions start with. */
+  path: string;
+  /** Its own $HOME: a confined session user's home (pty/confine.ts). */
+  home: string | undefined;
+  /** `--connect`: the router it dials in to instead of listening on its socket (docs/remote-hosts.md). */
+  remote?: RemoteLink;
+}
+
+/** A remote host's link: the router's link route, as which host, with which credential. */
+export interface RemoteLink {
+  url: string;
+  name: string;
+  /** The credential, read from its file at each dial (a new one is picked up without a restart). */
+  token(): string;
+}
+
+/** What a router tells a host it starts; the host reads the rest from its own environment. */
+export type PtyHostLaunch = Pick<PtyHostConfig, 'socketPath' | 'startedBy' | 'logLevel' | 'confinement'>;
+
+/** The settings of src/config.ts a host reads (besides `--socket` and `--started-by`). */
+const HOST_SETTINGS = ['stateDir', 'ptySocket', 'logLevel', 'sessionUser', 'sessionSandbox', 'sessionNetwork', 'sessionHide', 'instanceId'] as const;
+
+/**
+ * The host's settings from its arguments (after the command, if any) and environment: `--socket`
+ * (short for `--pty-socket`), `--started-by`, and the HOST_SETTINGS flags. `absolute` resolves a
+ * path as the runtime does. Throws ConfigError naming each bad or unknown one.
+ */
+export function readPtyHostConfig(argv: readonly string[], env: Env, absolute: (p: string) => string, readText: (file: string) => string = unreadable): PtyHostConfig {
+  const { socket, 'started-by': startedBy, connect, name, 'token-file': tokenFile, ...flags } = parseArgs([...argv]).flags;
+  const s = loadSettings(HOST_SETTINGS, env, socket === undefined ? flags : { ...flags, 'pty-socket': socket });
+  const dialsIn = connect !== undefined || name !== undefined || tokenFile !== undefined;
+  return {
+    ...(dialsIn ? { remote: remoteLink(connect, name, tokenFile, s.instanceId, readText) } : {}),
+    socketPath: absolute(s.ptySocket),
+    startedBy,
+    logLevel: s.logLevel,
+    confinement: { user: s.sessionUser, sandbox: s.sessionSandbox, network: s.sessionNetwork, hide: s.sessionHide ?? [] },
+    path: sessionBaseEnv(env).PATH!,
+    home: env.HOME,
+  };
+}
+
+/** Where no reader of files was given: a credential file cannot be read. */
+function unreadable(file: string): string {
+  throw new Error(`--token-file ${file}: this runtime reads no files here`);
+}
+
+/** `--connect URL --name NAME --token-file FILE`, all three: a remote host's link (docs/remote-hosts.md). */
+function remoteLink(connect: string | undefined, name: string | undefined, tokenFile: string | undefined, instanceId: string, readText: (file: string) => string): RemoteLink {
+  if (connect === undefined || name === undefined || tokenFile === undefined) throw new ConfigError(["--connect, --name and --token-file go together: the router, this host's name there, and the file holding its host credential"]);
+  const named = v.safeParse(HostName, name);
+  if (!named.success) throw new ConfigError([`--name ${JSON.stringify(name)}: ${named.issues[0].message}`]);
+  const token = (): string => {
+    const text = readText(tokenFile).trim();
+    if (!text.startsWith(HOST_TOKEN_PREFIX)) throw new Error(`--token-file ${tokenFile}: not a host credential (pty-ws token --host ${name} prints one)`);
+    return text;
+  };
+  try {
+    // Checked once now; read again at each dial.
+    token();
+    return { url: linkUrl(connect, instanceId, name), name, token };
+  } catch (e) {
+    throw new ConfigError([e instanceof Error ? e.message : String(e)]);
+  }
+}
+
+/** The arguments that make a host read `launch` (readPtyHostConfig) on top of its defaults. */
+export function ptyHostArgs(launch: PtyHostLaunch): string[] {
+  const args = ['--socket', launch.socketPath, '--log-level', launch.logLevel];
+  if (launch.startedBy !== undefined) args.push('--started-by', launch.startedBy);
+  const { user, sandbox, network, hide } = launch.confinement;
+  if (user === undefined && sandbox === 'none') return args;
+  args.push('--session-sandbox', sandbox, '--session-network', network);
+  if (hide.length > 0) args.push('--session-hide', hide.join(':'));
+  if (user !== undefined) args.push('--session-user', user);
+  return args;
+}
