@@ -29,6 +29,7 @@ import { AttachAdmission } from './auth/admission.ts';
 import { ShareAuthenticator } from './shares/share-authenticator.ts';
 import { HostCredentials, HostTokenRefusal } from './auth/host-credentials.ts';
 import { PlacedHosts } from './pty-host/placed-hosts.ts';
+import { sessionsPlacedOn } from './hub/remote-adoption.ts';
 import { BindingError } from './errors.ts';
 import { ShareService } from './shares/share-service.ts';
 import { lockStateDir, type StateLock, type StateLockPort } from './state-lock.ts';
@@ -228,7 +229,11 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   const idleContexts = new IdleContexts({ kill: (id) => hub.kill(id), quietSince: (id) => tasks.quietSince(id), clock, timers, logger, idleMs: config.a2aContextIdleSeconds * 1000 });
   // The local host, and the remote ones that link in (docs/remote-hosts.md). A host credential
   // links its host and is refused everywhere else (the auth below).
-  const placed: PlacedHosts = new PlacedHosts(ptyHost.host, logger.child({ component: 'hosts' }), { clock: () => clock.now(), adopt: (host, listed): Promise<void> => hub.adoptRemote(host, listed) });
+  const placed: PlacedHosts = new PlacedHosts(ptyHost.host, logger.child({ component: 'hosts' }), {
+    clock: () => clock.now(),
+    placedOn: (host) => sessionsPlacedOn(store, config.instanceId, host),
+    adopt: (host, listed): Promise<void> => hub.adoptRemote(host, listed),
+  });
   const hostCredentials = new HostCredentials(store.hosts, clock, config.instanceId);
   const hub = new SessionHub({
     config,

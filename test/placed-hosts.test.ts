@@ -93,6 +93,7 @@ describe('PlacedHosts', () => {
     const drops: Array<[number, string]> = [];
     hosts.claim('vm');
     await hosts.link(link('vm', vm, drops));
+    await hosts.spawn(spec('s', 'vm'));
     for (const l of vm.listeners) l.onData('s', text('hi'), 1);
     for (const l of vm.listeners) l.onExit('s', { exitCode: 0, signal: null }, 2);
     expect(hosts.drop('vm', 4401, 'revoked')).toBe(true);
@@ -103,7 +104,7 @@ describe('PlacedHosts', () => {
 
   it('places what a linking host lists, and resumes after what the hub acknowledged when it links again with the same epoch', async () => {
     const adopted: Array<[string, string[]]> = [];
-    const hosts = new PlacedHosts(new FakePty(), silentLogger, { adopt: async (name, listed) => void adopted.push([name, listed.map((i) => i.sessionId)]) });
+    const hosts = new PlacedHosts(new FakePty(), silentLogger, { placedOn: async () => new Set(['s1']), adopt: async (name, listed) => void adopted.push([name, listed.map((i) => i.sessionId)]) });
     const runs = [{ sessionId: 's1', backend: 'native', pid: 10, cols: 80, rows: 24 }];
     const first = new FakeRemote('e1', runs);
     hosts.claim('vm');
@@ -127,5 +128,32 @@ describe('PlacedHosts', () => {
     await hosts.link(link('vm', restarted));
     expect(restarted.started).toEqual([{ resume: undefined, window: 4096 }]);
     expect(adopted).toEqual([['vm', ['s1']], ['vm', ['s1']], ['vm', ['s1']]]);
+  });
+
+  it('lets a host speak for the sessions placed on it only: it cannot take over or print into another', async () => {
+    const local = new FakePty();
+    const hub: string[] = [];
+    const hosts = new PlacedHosts(local, silentLogger, { placedOn: async (name) => new Set(name === 'vm' ? ['mine'] : []) });
+    hosts.subscribe({ onData: (id, data) => hub.push(`${id}:${new TextDecoder().decode(data)}`), onExit: (id) => hub.push(`${id}:exit`) });
+    const info = (sessionId: string) => ({ sessionId, backend: 'native', pid: 10, cols: 80, rows: 24 });
+    // It lists a session of the local host and one of another host as its own.
+    const vm = new FakeRemote('e1', [info('mine'), info('local-one'), info('elsewhere')]);
+    hosts.claim('vm');
+    await hosts.link(link('vm', vm));
+    hosts.write('local-one', text('secret'));
+    expect(local.writes).toEqual([{ sessionId: 'local-one', text: 'secret' }]);
+    expect(vm.writes).toEqual([]);
+    hosts.write('mine', text('ok'));
+    expect(vm.writes).toEqual([{ sessionId: 'mine', text: 'ok' }]);
+
+    for (const l of vm.listeners) {
+      l.onData('local-one', text('forged'), 4);
+      l.onExit('local-one', { exitCode: 0, signal: null }, 5);
+      l.onData('mine', text('real'), 6);
+    }
+    expect(hub).toEqual(['mine:real']);
+    // What it sent for others is acknowledged to it (it holds nothing for them), never to the local host.
+    expect(vm.acks).toEqual([{ sessionId: 'local-one', n: 4 }, { sessionId: 'local-one', n: 5 }]);
+    expect(local.acks).toEqual([]);
   });
 });

@@ -30,3 +30,8 @@ export async function adoptRemoteSessions(deps: RemoteAdoptionDeps, host: string
     else if (state === 'running') s?.terminate('error', `the PTY host ${host} linked again without this session's process (it restarted)`);
   }
 }
+
+/** The sessions of this instance placed on `host`, whatever their state. */
+export async function sessionsPlacedOn(store: Pick<Store, 'listSessions'>, instanceId: string, host: string): Promise<ReadonlySet<string>> {
+  return new Set((await store.listSessions(instanceId)).filter((rec) => rec.host === host).map((rec) => rec.id));
+}

@@ -32,6 +32,20 @@ interface Acked {
   after: Record<string, number>;
 }
 
+export interface PlacedHostsOptions {
+  clock?: () => number;
+  /**
+   * The sessions this router placed on `host` (its store's records): of what a linking host
+   * lists, only those are placed on it again. Default: none.
+   */
+  placedOn?: (host: string) => Promise<ReadonlySet<string>>;
+  /**
+   * Takes up the sessions a linking host lists that are placed on it (SessionHub.adoptRemote),
+   * before its events flow; they are placed first, so the kill of one ended here reaches it.
+   */
+  adopt?: (host: string, listed: readonly PtySessionInfo[]) => Promise<void>;
+}
+
 export class PlacedHosts implements PtyHost {
   readonly #local: PtyHost;
   readonly #logger: Logger;
@@ -49,16 +63,14 @@ export class PlacedHosts implements PtyHost {
   readonly #pausedSessions = new Set<string>();
 
   readonly #adopt: (host: string, listed: readonly PtySessionInfo[]) => Promise<void>;
+  readonly #placedOn: (host: string) => Promise<ReadonlySet<string>>;
 
-  /**
-   * `adopt` takes up the sessions a linking host lists (SessionHub.adoptRemote) before its events
-   * flow: they are placed on it first, so the kill of one ended here reaches it.
-   */
-  constructor(local: PtyHost, logger: Logger, options: { clock?: () => number; adopt?: (host: string, listed: readonly PtySessionInfo[]) => Promise<void> } = {}) {
+  constructor(local: PtyHost, logger: Logger, options: PlacedHostsOptions = {}) {
     this.#local = local;
     this.#logger = logger;
     this.#clock = options.clock ?? Date.now;
     this.#adopt = options.adopt ?? (() => Promise.resolve());
+    this.#placedOn = options.placedOn ?? (() => Promise.resolve(new Set()));
   }
 
   // ------------------------------------------------------------------ links
@@ -81,18 +93,34 @@ export class PlacedHosts implements PtyHost {
   async link(link: HostLink): Promise<void> {
     const { name, host } = link;
     this.#claimed.delete(name);
+    // A host speaks only for the sessions placed on it: an event naming any other (the local
+    // host's, another host's) is dropped, so a host credential reaches no other terminal.
+    const foreign = new Set<string>();
+    const mine = (id: string, n: number | undefined): boolean => {
+      if (this.#placed.get(id) === name) return true;
+      if (n !== undefined) host.ack(id, n);
+      if (!foreign.has(id)) {
+        foreign.add(id);
+        this.#logger.log('warn', 'a remote PTY host sent events of a session not placed on it: dropped', { host: name, session: id });
+      }
+      return false;
+    };
     const unsubscribe = host.subscribe({
-      onData: (id, data, n) => this.#notify((l) => l.onData(id, data, n)),
-      onExit: (id, exit, n) => this.#exited(id, exit, n),
+      onData: (id, data, n) => mine(id, n) && this.#notify((l) => l.onData(id, data, n)),
+      onExit: (id, exit, n) => mine(id, n) && this.#exited(id, exit, n),
       onHostLost: (reason) => this.#unlinked(link, reason),
     });
     this.#linked.set(name, { link, since: this.#clock(), unsubscribe });
-    const listed = await host.list().catch((e: unknown) => {
-      this.#logger.log('warn', 'could not list a linked host\'s sessions', { host: name, error: String(e) });
-      return [];
-    });
-    for (const info of listed) this.#placed.set(info.sessionId, name);
-    await this.#adopt(name, listed).catch((e: unknown) => this.#logger.log('error', 'could not take up a linked host\'s sessions', { host: name, error: String(e) }));
+    const [listed, ours] = await Promise.all([
+      host.list().catch((e: unknown) => {
+        this.#logger.log('warn', 'could not list a linked host\'s sessions', { host: name, error: String(e) });
+        return [];
+      }),
+      this.#placedOn(name),
+    ]);
+    const placed = listed.filter((info) => ours.has(info.sessionId));
+    for (const info of placed) this.#placed.set(info.sessionId, name);
+    await this.#adopt(name, placed).catch((e: unknown) => this.#logger.log('error', 'could not take up a linked host\'s sessions', { host: name, error: String(e) }));
     if (this.#eventsPaused) host.pauseEvents();
     for (const id of this.#pausedSessions) if (this.#placed.get(id) === name) host.pauseSession(id, true);
     if (this.#events) this.#startRemote(name, host);
