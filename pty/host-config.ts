@@ -6,7 +6,6 @@
 import * as v from 'valibot';
 import { ConfigError, loadSettings, parseArgs, sessionBaseEnv } from '../src/config.ts';
 import { HOST_TOKEN_PREFIX, HostName } from '../src/protocol/host-info.ts';
-import { linkUrl } from './dial-out.ts';
 import type { LogLevel } from '../src/ports.ts';
 import type { SessionConfinement } from '../src/session-confinement.ts';
 
@@ -99,4 +98,27 @@ export function ptyHostArgs(launch: PtyHostLaunch): string[] {
   if (hide.length > 0) args.push('--session-hide', hide.join(':'));
   if (user !== undefined) args.push('--session-user', user);
   return args;
+}
+
+/** The router's link route for `name`, from its base URL: wss://, or ws:// to a loopback address only. */
+export function linkUrl(base: string, instanceId: string, name: string): string {
+  let url: URL;
+  try {
+    url = new URL(base);
+  } catch {
+    throw new Error(`--connect ${JSON.stringify(base)}: not a URL (wss://router.example, or ws://127.0.0.1:8121)`);
+  }
+  const scheme = ({ 'https:': 'wss:', 'wss:': 'wss:', 'http:': 'ws:', 'ws:': 'ws:' } as Record<string, string>)[url.protocol];
+  if (!scheme) throw new Error(`--connect ${base}: expected a wss:// (or https://) URL`);
+  if (scheme === 'ws:' && !isLoopback(url.hostname)) throw new Error(`--connect ${base}: plain ws:// only to a loopback address; use wss:// (the link carries every keystroke)`);
+  url.protocol = scheme;
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/agents/${encodeURIComponent(instanceId)}/hosts/${encodeURIComponent(name)}/link`;
+  url.search = '';
+  url.hash = '';
+  return url.toString();
+}
+
+function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }

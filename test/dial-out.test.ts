@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { linkUrl } from '../pty/dial-out.ts';
+import { linkUrl } from '../pty/host-config.ts';
 import { runCli } from './helpers/processes.ts';
 
 describe('linkUrl', () => {
