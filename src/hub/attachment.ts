@@ -21,7 +21,8 @@ import { KeyframePacer } from './keyframe-pacer.ts';
 import { opContext, type OpConnection } from './op-context.ts';
 import { Member } from './member.ts';
 import { helloSessionHost } from './session-host.ts';
-import { unicast } from './wire.ts';
+import { encodeUnicast } from './wire.ts';
+import type { Unicast } from './types.ts';
 import { CLOSE } from '../protocol/close-codes.ts';
 
 /** What an attachment needs of the hub that made it. */
@@ -113,7 +114,7 @@ export class Attachment {
 
   goodbye(reason: string): void {
     if (this.ended) return;
-    this.conn.sendText(this.goodbyeFrame(reason));
+    this.tell({ kind: 'Goodbye', reason, sequence: this.session?.currentSequence ?? 0 });
     this.conn.close(CLOSE.goodbye, reason);
     this.onClose();
   }
@@ -198,7 +199,7 @@ export class Attachment {
   private async join(s: LiveSession, f: ClientEnvelope): Promise<void> {
     if (this.member) throw new BindingError('INVALID_REQUEST', 'this connection has already joined the session');
     const req = parsePayload(P.JoinSession, f);
-    const member = new Member(this.conn, this.clientId, req.client_label ?? this.principal.presenceLabel, this.hub.rights(this.principal), (r) => this.goodbyeFrame(r), this.hub.deps.config.lag, (m) => {
+    const member = new Member(this.conn, this.clientId, req.client_label ?? this.principal.presenceLabel, this.hub.rights(this.principal), this.hub.deps.clock, this.hub.deps.config.lag, (m) => {
       recoverLagged(s, m).catch((e: unknown) => this.fail(null, e));
     });
     member.audit = this.logger;
@@ -231,7 +232,7 @@ export class Attachment {
   private fail(id: string | null, e: unknown): void {
     if (e instanceof PtyError) {
       const sequence = this.member?.lastSequence ?? this.session?.currentSequence ?? 0;
-      this.conn.sendText(unicast.ptyError(e, sequence, this.hub.deps.clock.now(), id ?? undefined));
+      this.tell({ kind: 'PtyError', error: e, sequence, id: id ?? undefined });
       return;
     }
     const err = toBindingError(e);
@@ -254,7 +255,7 @@ export class Attachment {
     this.conn.sendText(JSON.stringify(serverFrame(op, payload, sequence, this.hub.deps.clock.now(), id)));
   }
 
-  private goodbyeFrame(reason: string): string {
-    return unicast.goodbye(reason, this.session?.currentSequence ?? 0, this.hub.deps.clock.now());
+  private tell(frame: Unicast): void {
+    this.conn.sendText(encodeUnicast(frame, this.hub.deps.clock.now()));
   }
 }

@@ -301,7 +301,7 @@ export class Rig {
 
   member(rights: JoinRights = CONTROL, binary = false): { member: Member; conn: FakeConn } {
     const conn = new FakeConn(binary);
-    const member = new Member(conn, `client-${++this.clients}`, undefined, rights, (reason) => JSON.stringify({ op: 'binding_goodbye', id: 'g', ts: '', sequence: 0, payload: { reason } }), this.config.lag, () => undefined);
+    const member = new Member(conn, `client-${++this.clients}`, undefined, rights, this.clock, this.config.lag, () => undefined);
     return { member, conn };
   }
 
