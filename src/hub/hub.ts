@@ -15,6 +15,16 @@ import type { Session } from './types.ts';
 import { HostEventLedger } from './host-events.ts';
 import { HubFlow } from './session-flow.ts';
 
+/**
+ * The router's link to the PTY host:
+ * - `up`: reachable.
+ * - `lost`: unreachable; when `giveUp` fires (PTY_HOST_LOSS_GRACE_MS after the loss) its sessions are given up.
+ * - `restoring`: back, and what it runs is being re-adopted.
+ * - `down`: unreachable with no grace running: its sessions were given up, or a re-adoption failed
+ *   (a loss follows, and the next restore tries again).
+ */
+type HostLink = { state: 'up' } | { state: 'lost'; giveUp: ReturnType<typeof setTimeout> } | { state: 'restoring' } | { state: 'down' };
+
 export class SessionHub {
   private readonly byId = new Map<string, LiveSession>();
   private readonly loading = new Map<string, Promise<LiveSession>>();
@@ -23,9 +33,7 @@ export class SessionHub {
   private readonly flow: HubFlow;
   private unsubscribe: (() => void) | null = null;
   private unwatchStore: Array<() => void> = [];
-  /** Running while the PTY host is unreachable: when it fires, its sessions are given up. */
-  private giveUpTimer: ReturnType<typeof setTimeout> | null = null;
-  private hostReachable = true;
+  private hostLink: HostLink = { state: 'up' };
   private readonly hostEvents: HostEventLedger;
   /** What ends with its principal's credential: attachments and A2A streams (docs/sharing.md). */
   private readonly credentials: CredentialEnds;
@@ -173,7 +181,7 @@ export class SessionHub {
   async shutdown(processesEnd: boolean): Promise<void> {
     this.unsubscribe?.();
     for (const unwatch of this.unwatchStore) unwatch();
-    if (this.giveUpTimer) clearTimeout(this.giveUpTimer);
+    this.stopGrace();
     this.flow.close();
     if (processesEnd) for (const s of [...this.byId.values()]) s.terminate('instance_terminated', 'server shutdown', 'server_shutdown');
     for (const a of [...this.attachments]) a.goodbye('server_shutdown');
@@ -208,31 +216,39 @@ export class SessionHub {
 
   /** False between losing the PTY host and re-adopting what a host runs again. */
   get ptyHostReachable(): boolean {
-    return this.hostReachable;
+    return this.hostLink.state === 'up';
   }
 
   private hostLost(reason: string): void {
-    this.hostReachable = false;
     this.deps.logger.log('error', 'PTY host connection lost', { reason });
     const message = `the PTY host connection was lost (${reason}); reconnecting`;
     for (const s of this.byId.values()) s.hostLost(message);
-    this.giveUpTimer ??= setTimeout(() => {
-      this.giveUpTimer = null;
+    // A loss while the grace runs keeps it: the sessions are given up that long after the first.
+    if (this.hostLink.state === 'lost') return;
+    const giveUp = setTimeout(() => {
+      this.hostLink = { state: 'down' };
       for (const s of [...this.byId.values()]) s.terminate('error', `the PTY host has been unreachable since: ${reason}`);
     }, this.deps.config.ptyHostLossGraceMs);
+    this.hostLink = { state: 'lost', giveUp };
   }
 
   private async hostRestored(): Promise<void> {
-    if (this.giveUpTimer) clearTimeout(this.giveUpTimer);
-    this.giveUpTimer = null;
+    this.stopGrace();
+    this.hostLink = { state: 'restoring' };
     try {
       await this.adopt('the PTY host was lost, and the process with it');
       this.hostEvents.startEvents();
-      this.hostReachable = true;
+      // Lost again meanwhile: that loss stands.
+      if (this.hostLink.state === 'restoring') this.hostLink = { state: 'up' };
     } catch (e) {
       // The host went away again: onHostLost follows and the next restore tries again.
       this.deps.logger.log('error', 'could not re-adopt the PTY host sessions', { error: e });
+      if (this.hostLink.state === 'restoring') this.hostLink = { state: 'down' };
     }
+  }
+
+  private stopGrace(): void {
+    if (this.hostLink.state === 'lost') clearTimeout(this.hostLink.giveUp);
   }
 
   private async load(sessionId: string): Promise<LiveSession> {
