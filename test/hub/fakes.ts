@@ -136,9 +136,17 @@ export class MemoryStore implements Store {
   async close(): Promise<void> {}
 }
 
-/** A PTY host that records what the router asks of it; `spawnGate` holds a spawn until opened. */
+/**
+ * A PTY host that records what the router asks of it; `spawnGate` holds a spawn until opened.
+ * `listener` is the router's subscription (a test plays the host's events through it); `listed`
+ * is what list() reports, and `listGate` holds it; `writeFailure` fails every write with it.
+ */
 export class FakePty implements PtyHost {
   readonly spawned: SpawnSpec[] = [];
+  listener: PtyHostListener | null = null;
+  listed: PtySessionInfo[] = [];
+  listGate: Promise<void> | null = null;
+  writeFailure: string | null = null;
   readonly writes: Array<{ sessionId: string; text: string }> = [];
   readonly resizes: Array<{ cols: number; rows: number }> = [];
   readonly kills: Array<{ sessionId: string; signal?: string }> = [];
@@ -151,8 +159,9 @@ export class FakePty implements PtyHost {
     if (this.spawnFailure) throw this.spawnFailure;
     return { pid: 4242 };
   }
-  write(sessionId: string, data: Uint8Array): void {
+  write(sessionId: string, data: Uint8Array, onFailed?: (message: string) => void): void {
     this.writes.push({ sessionId, text: new TextDecoder().decode(data) });
+    if (this.writeFailure) onFailed?.(this.writeFailure);
   }
   resize(_sessionId: string, cols: number, rows: number, done?: (error?: string) => void): void {
     this.resizes.push({ cols, rows });
@@ -162,10 +171,14 @@ export class FakePty implements PtyHost {
     this.kills.push({ sessionId, signal });
   }
   async list(): Promise<PtySessionInfo[]> {
-    return [];
+    if (this.listGate) await this.listGate;
+    return this.listed;
   }
-  subscribe(_listener: PtyHostListener): () => void {
-    return () => undefined;
+  subscribe(listener: PtyHostListener): () => void {
+    this.listener = listener;
+    return () => {
+      this.listener = null;
+    };
   }
   readonly acks: Array<{ sessionId: string; n: number }> = [];
   readonly epoch: string | null = null;
