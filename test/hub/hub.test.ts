@@ -35,6 +35,17 @@ async function joined(hub: SessionHub, record: SessionRecord): Promise<FakeConn>
   return conn;
 }
 
+/** A joined session whose PTY host was just lost ('first'), with a grace of 1 s on a fake clock. */
+async function hostLost() {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  const rig = new Rig({ ptyHostLossGraceMs: 1000 });
+  const hub = await started(rig);
+  const conn = await joined(hub, rig.record);
+  const pty = rig.pty.listener!;
+  pty.onHostLost!('first');
+  return { rig, hub, conn, pty };
+}
+
 const bytes = (text: string) => new TextEncoder().encode(text);
 const outputs = (conn: FakeConn) => conn.frames().filter((f) => f.payload.kind === 'Output').map((f) => atob(String(f.payload.data)));
 
@@ -122,12 +133,7 @@ describe('SessionHub', () => {
   });
 
   it('a PTY host unreachable past the grace: its sessions end with reason error, once, however often it is lost meanwhile', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const rig = new Rig({ ptyHostLossGraceMs: 1000 });
-    const hub = await started(rig);
-    const conn = await joined(hub, rig.record);
-    const pty = rig.pty.listener!;
-    pty.onHostLost!('first');
+    const { hub, conn, pty } = await hostLost();
     vi.advanceTimersByTime(600);
     // A second loss does not restart the grace: it counts from the first.
     pty.onHostLost!('second');
@@ -143,12 +149,7 @@ describe('SessionHub', () => {
   });
 
   it('a host lost again while what it runs is re-adopted stays unreachable, and its grace still ends the session', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const rig = new Rig({ ptyHostLossGraceMs: 1000 });
-    const hub = await started(rig);
-    const conn = await joined(hub, rig.record);
-    const pty = rig.pty.listener!;
-    pty.onHostLost!('first');
+    const { rig, hub, conn, pty } = await hostLost();
     const gate = deferred();
     rig.pty.listGate = gate.promise;
     rig.pty.listed = [{ sessionId: rig.record.id, backend: 'native', pid: 4242, cols: 80, rows: 24 }];
