@@ -14,16 +14,7 @@ import { LiveSession } from './live-session.ts';
 import type { Session } from './types.ts';
 import { HostEventLedger } from './host-events.ts';
 import { HubFlow } from './session-flow.ts';
-
-/**
- * The router's link to the PTY host:
- * - `up`: reachable.
- * - `lost`: unreachable; when `giveUp` fires (PTY_HOST_LOSS_GRACE_MS after the loss) its sessions are given up.
- * - `restoring`: back, and what it runs is being re-adopted.
- * - `down`: unreachable with no grace running: its sessions were given up, or a re-adoption failed
- *   (a loss follows, and the next restore tries again).
- */
-type HostLink = { state: 'up' } | { state: 'lost'; giveUp: ReturnType<typeof setTimeout> } | { state: 'restoring' } | { state: 'down' };
+import { HostLink } from './host-link.ts';
 
 export class SessionHub {
   private readonly byId = new Map<string, LiveSession>();
@@ -33,7 +24,7 @@ export class SessionHub {
   private readonly flow: HubFlow;
   private unsubscribe: (() => void) | null = null;
   private unwatchStore: Array<() => void> = [];
-  private hostLink: HostLink = { state: 'up' };
+  private readonly hostLink: HostLink;
   private readonly hostEvents: HostEventLedger;
   /** What ends with its principal's credential: attachments and A2A streams (docs/sharing.md). */
   private readonly credentials: CredentialEnds;
@@ -42,6 +33,7 @@ export class SessionHub {
     this.credentials = new CredentialEnds({ clock: deps.clock, logger: deps.logger });
     this.flow = new HubFlow({ pty: deps.pty, store: deps.store, screens: deps.screens, logger: deps.logger, metrics: deps.metrics, pollMs: deps.config.lag.pollMs });
     this.hostEvents = new HostEventLedger(deps.pty);
+    this.hostLink = new HostLink(deps.config.ptyHostLossGraceMs);
   }
 
   /**
@@ -181,7 +173,7 @@ export class SessionHub {
   async shutdown(processesEnd: boolean): Promise<void> {
     this.unsubscribe?.();
     for (const unwatch of this.unwatchStore) unwatch();
-    this.stopGrace();
+    this.hostLink.stop();
     this.flow.close();
     if (processesEnd) for (const s of [...this.byId.values()]) s.terminate('instance_terminated', 'server shutdown', 'server_shutdown');
     for (const a of [...this.attachments]) a.goodbye('server_shutdown');
@@ -216,39 +208,29 @@ export class SessionHub {
 
   /** False between losing the PTY host and re-adopting what a host runs again. */
   get ptyHostReachable(): boolean {
-    return this.hostLink.state === 'up';
+    return this.hostLink.reachable;
   }
 
   private hostLost(reason: string): void {
     this.deps.logger.log('error', 'PTY host connection lost', { reason });
     const message = `the PTY host connection was lost (${reason}); reconnecting`;
     for (const s of this.byId.values()) s.hostLost(message);
-    // A loss while the grace runs keeps it: the sessions are given up that long after the first.
-    if (this.hostLink.state === 'lost') return;
-    const giveUp = setTimeout(() => {
-      this.hostLink = { state: 'down' };
+    this.hostLink.lost(() => {
       for (const s of [...this.byId.values()]) s.terminate('error', `the PTY host has been unreachable since: ${reason}`);
-    }, this.deps.config.ptyHostLossGraceMs);
-    this.hostLink = { state: 'lost', giveUp };
+    });
   }
 
   private async hostRestored(): Promise<void> {
-    this.stopGrace();
-    this.hostLink = { state: 'restoring' };
+    this.hostLink.restoring();
     try {
       await this.adopt('the PTY host was lost, and the process with it');
       this.hostEvents.startEvents();
-      // Lost again meanwhile: that loss stands.
-      if (this.hostLink.state === 'restoring') this.hostLink = { state: 'up' };
+      this.hostLink.restored(true);
     } catch (e) {
       // The host went away again: onHostLost follows and the next restore tries again.
       this.deps.logger.log('error', 'could not re-adopt the PTY host sessions', { error: e });
-      if (this.hostLink.state === 'restoring') this.hostLink = { state: 'down' };
+      this.hostLink.restored(false);
     }
-  }
-
-  private stopGrace(): void {
-    if (this.hostLink.state === 'lost') clearTimeout(this.hostLink.giveUp);
   }
 
   private async load(sessionId: string): Promise<LiveSession> {
