@@ -335,3 +335,17 @@ export class Rig {
 export function turn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+/** Lets the hub's promises and the session's event queue run until `done` holds; throws if it never does. */
+export async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (done()) return;
+    await turn();
+  }
+  if (!done()) throw new Error(`not reached in 500 turns: ${done.toString()}`);
+}
+
+/** A client TEXT frame, as a connection's onText gets it. */
+export function clientFrame(op: string, payload: Record<string, unknown> = {}, id = op, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ op, id, ts: '2026-06-01T00:00:00Z', payload, ...extra });
+}

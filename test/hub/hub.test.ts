@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../src/auth/principal.ts';
 import { SessionHub } from '../../src/hub/hub.ts';
 import type { SessionRecord } from '../../src/ports.ts';
-import { deferred, FakeConn, Rig, turn } from './fakes.ts';
+import { clientFrame, deferred, FakeConn, Rig, turn, until } from './fakes.ts';
 
 const alice: Principal = { id: 'alice', scopes: new Set(['pty:control']) };
 
@@ -16,21 +16,13 @@ async function started(rig = new Rig(), ...records: SessionRecord[]): Promise<Se
   return hub;
 }
 
-function frame(op: string, payload: Record<string, unknown> = {}, id = op): string {
-  return JSON.stringify({ op, id, ts: '2026-06-01T00:00:00Z', payload });
-}
 
-/** Lets the hub's promises and the session's event queue run until `done` holds. */
-async function until(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !done(); i++) await turn();
-  expect(done()).toBe(true);
-}
 
 /** A connection attached to `record` and joined as controller: its frames from the join on. */
 async function joined(hub: SessionHub, record: SessionRecord): Promise<FakeConn> {
   const conn = new FakeConn();
   const a = hub.attach(record, conn, alice);
-  a.onText(frame('pty.join_session', { role: 'controller' }, 'join'));
+  a.onText(clientFrame('pty.join_session', { role: 'controller' }, 'join'));
   await until(() => conn.labels().some((l) => l.startsWith('Keyframe')));
   return conn;
 }
@@ -109,14 +101,14 @@ describe('SessionHub', () => {
     const hub = await started(rig);
     const conn = new FakeConn();
     const a = hub.attach(rig.record, conn, alice);
-    a.onText(frame('pty.join_session', { role: 'controller' }, 'join'));
+    a.onText(clientFrame('pty.join_session', { role: 'controller' }, 'join'));
     await until(() => conn.labels().some((l) => l.startsWith('Keyframe')));
     const pty = rig.pty.listener!;
 
     pty.onHostLost!('socket closed');
     expect(hub.ptyHostReachable).toBe(false);
     expect(conn.frames().at(-1)!.payload).toMatchObject({ code: 'INTERNAL', message: expect.stringContaining('socket closed') });
-    a.onText(frame('pty.session_input', { data: btoa('ls\r') }, 'in1'));
+    a.onText(clientFrame('pty.session_input', { data: btoa('ls\r') }, 'in1'));
     await until(() => conn.frames().at(-1)!.id === 'in1');
     expect(conn.frames().at(-1)!.payload).toMatchObject({ code: 'INTERNAL', message: expect.stringContaining('try again shortly') });
     expect(rig.pty.writes).toEqual([]);
@@ -124,7 +116,7 @@ describe('SessionHub', () => {
     rig.pty.listed = [{ sessionId: rig.record.id, backend: 'native', pid: 4242, cols: 80, rows: 24 }];
     pty.onHostRestored!();
     await until(() => hub.ptyHostReachable);
-    a.onText(frame('pty.session_input', { data: btoa('ls\r') }, 'in2'));
+    a.onText(clientFrame('pty.session_input', { data: btoa('ls\r') }, 'in2'));
     await until(() => rig.pty.writes.length === 1);
     expect(rig.pty.writes[0]!.text).toBe('ls\r');
     expect(conn.closed).toBeNull();

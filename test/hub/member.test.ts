@@ -4,12 +4,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { recoverLagged } from '../../src/hub/flushes.ts';
 import { Member } from '../../src/hub/member.ts';
-import { FakeConn, OBSERVE, Rig, turn } from './fakes.ts';
+import { FakeConn, OBSERVE, Rig, turn, until } from './fakes.ts';
 
-async function until(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !done(); i++) await turn();
-  expect(done()).toBe(true);
-}
 
 /** An observer whose lag recovery is the session's, as an attachment wires it. */
 async function slowReader(rig: Rig): Promise<{ member: Member; conn: FakeConn }> {
