@@ -21,7 +21,8 @@ import { KeyframePacer } from './keyframe-pacer.ts';
 import { opContext, type OpConnection } from './op-context.ts';
 import { Member } from './member.ts';
 import { helloSessionHost } from './session-host.ts';
-import { unicast } from './wire.ts';
+import { encodeUnicast } from './wire.ts';
+import type { Unicast } from './types.ts';
 import { CLOSE } from '../protocol/close-codes.ts';
 
 /** What an attachment needs of the hub that made it. */
@@ -34,12 +35,22 @@ export interface AttachmentHost {
   rights(p: Principal): JoinRights;
 }
 
+/**
+ * - `opening`: its session is being loaded; the frames that arrive meanwhile wait for it.
+ * - `open`: the session is loaded; the connection has not joined it (or has left it).
+ * - `joined`: the connection is a member of the session.
+ * - `ended`: the socket closed, or was closed: nothing more is handled.
+ */
+type Phase =
+  | { state: 'opening' }
+  | { state: 'open'; session: LiveSession }
+  | { state: 'joined'; session: LiveSession; member: Member }
+  | { state: 'ended' };
+
 export class Attachment {
   readonly clientId: string;
-  private member: Member | null = null;
-  private session: LiveSession | null = null;
+  private phase: Phase = { state: 'opening' };
   private chain: Promise<void>;
-  private ended = false;
   private readonly endListeners: Array<() => void> = [];
   private serviceParameters: Record<string, unknown> | undefined;
   private logger: Logger;
@@ -100,9 +111,10 @@ export class Attachment {
 
   /** The socket closed: release the role and membership. */
   onClose(): void {
-    if (this.ended) return;
-    this.ended = true;
-    if (this.member && this.session) this.session.detach(this.member);
+    const p = this.phase;
+    if (p.state === 'ended') return;
+    this.phase = { state: 'ended' };
+    if (p.state === 'joined') p.session.detach(p.member);
     for (const l of this.endListeners) l();
   }
 
@@ -113,7 +125,7 @@ export class Attachment {
 
   goodbye(reason: string): void {
     if (this.ended) return;
-    this.conn.sendText(this.goodbyeFrame(reason));
+    this.tell({ kind: 'Goodbye', reason, sequence: this.session?.currentSequence ?? 0 });
     this.conn.close(CLOSE.goodbye, reason);
     this.onClose();
   }
@@ -124,7 +136,9 @@ export class Attachment {
       this.fatal(null, new BindingError('INVALID_REQUEST', `session ${this.sessionId} not found`, { fatal: true, closeCode: CLOSE.sessionGone }));
       return;
     }
-    this.session = s;
+    // The socket may have closed while the session was loading.
+    if (this.phase.state !== 'opening') return;
+    this.phase = { state: 'open', session: s };
     const payload = hello({
       supportedOperations: this.hub.supportedOperations(),
       sessionId: this.sessionId,
@@ -198,7 +212,7 @@ export class Attachment {
   private async join(s: LiveSession, f: ClientEnvelope): Promise<void> {
     if (this.member) throw new BindingError('INVALID_REQUEST', 'this connection has already joined the session');
     const req = parsePayload(P.JoinSession, f);
-    const member = new Member(this.conn, this.clientId, req.client_label ?? this.principal.presenceLabel, this.hub.rights(this.principal), (r) => this.goodbyeFrame(r), this.hub.deps.config.lag, (m) => {
+    const member = new Member(this.conn, this.clientId, req.client_label ?? this.principal.presenceLabel, this.hub.rights(this.principal), this.hub.deps.clock, this.hub.deps.config.lag, (m) => {
       recoverLagged(s, m).catch((e: unknown) => this.fail(null, e));
     });
     member.audit = this.logger;
@@ -206,21 +220,34 @@ export class Attachment {
     this.onEnded(() => member.disconnected());
     await s.join(member, req, f.replay_from, f.id);
     // The socket may have closed while the join was in flight: release what it just took.
-    if (this.ended) s.detach(member);
-    else this.member = member;
+    if (this.phase.state === 'ended') s.detach(member);
+    else this.phase = { state: 'joined', session: s, member };
   }
 
   private leave(s: LiveSession, f: ClientEnvelope): void {
     parsePayload(P.Empty, f);
     const m = this.requireMember();
     s.leave(m);
-    this.member = null;
+    this.phase = { state: 'open', session: s };
     this.goodbye('leave_session');
   }
 
+  private get ended(): boolean {
+    return this.phase.state === 'ended';
+  }
+
+  private get session(): LiveSession | null {
+    return this.phase.state === 'open' || this.phase.state === 'joined' ? this.phase.session : null;
+  }
+
+  private get member(): Member | null {
+    return this.phase.state === 'joined' ? this.phase.member : null;
+  }
+
   private liveSession(): LiveSession {
-    if (!this.session) throw new BindingError('INTERNAL', 'session not loaded');
-    return this.session;
+    const s = this.session;
+    if (!s) throw new BindingError('INTERNAL', 'session not loaded');
+    return s;
   }
 
   private requireMember(): Member {
@@ -231,7 +258,7 @@ export class Attachment {
   private fail(id: string | null, e: unknown): void {
     if (e instanceof PtyError) {
       const sequence = this.member?.lastSequence ?? this.session?.currentSequence ?? 0;
-      this.conn.sendText(unicast.ptyError(e, sequence, this.hub.deps.clock.now(), id ?? undefined));
+      this.tell({ kind: 'PtyError', error: e, sequence, id: id ?? undefined });
       return;
     }
     const err = toBindingError(e);
@@ -254,7 +281,7 @@ export class Attachment {
     this.conn.sendText(JSON.stringify(serverFrame(op, payload, sequence, this.hub.deps.clock.now(), id)));
   }
 
-  private goodbyeFrame(reason: string): string {
-    return unicast.goodbye(reason, this.session?.currentSequence ?? 0, this.hub.deps.clock.now());
+  private tell(frame: Unicast): void {
+    this.conn.sendText(encodeUnicast(frame, this.hub.deps.clock.now()));
   }
 }

@@ -15,9 +15,8 @@ import type { RoleDecision } from './roles.ts';
 import { sendReplay, type Replay, type ReplayOutcome } from './replay.ts';
 import type { SessionLog } from './session-log.ts';
 import type { SessionScreen } from './session-screen.ts';
-import type { LogFrame } from './types.ts';
+import type { LogFrame, Unicast } from './types.ts';
 import { auditMember } from './audit.ts';
-import { unicast } from './wire.ts';
 
 type ReplayFrom = Replay['from'];
 
@@ -56,11 +55,10 @@ export async function join(ctx: FlushContext, member: Member, req: JoinSession, 
 
 /** RoleAssigned → replay → the join's MembershipChanged → Keyframe → what was held (docs/protocol.md §6.1). */
 async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecision & { ignored: string[] }, replay: Replay, requestId: string): Promise<void> {
-  const { clock } = ctx.deps;
   member.hold();
   ctx.members.admit(member, decision.role);
   ctx.lifecycle.joined();
-  member.sendUnicast(unicast.role(member.clientId, decision, ctx.log.current, clock.now(), requestId));
+  member.tell({ kind: 'RoleAssigned', clientId: member.clientId, ...decision, sequence: ctx.log.current, id: requestId });
   auditMember(ctx.deps.logger, ctx.id, member, 'audit.attach', { role: decision.role, downgraded: decision.downgraded, reason: decision.reason, replay_from: replay.from ?? undefined });
 
   const joined = ctx.membershipChanged();
@@ -74,10 +72,10 @@ async function joinLive(ctx: FlushContext, member: Member, decision: RoleDecisio
   }
   const snap = await screen;
   if (replayed === 'cut') {
-    toldLagged(member, snap, joined.sequence, clock.now());
+    toldLagged(member, snap, joined.sequence);
     member.fellBehind();
   }
-  member.release([], snap instanceof PtyError ? unicast.ptyError(snap, joined.sequence, clock.now(), requestId) : unicast.keyframe(snap, joined.sequence, clock.now(), requestId));
+  member.release([], keyframeOr(snap, joined.sequence, requestId));
 }
 
 /** The replay sent every frame up to its end (the join's MembershipChanged, an ended session's Closed). */
@@ -86,8 +84,13 @@ function reachedEnd(replayed: ReplayOutcome): boolean {
 }
 
 /** A replay cut short left a gap before the Keyframe: the client repaints from it (pty-extensions-v1 §5). */
-function toldLagged(member: Member, snap: ScreenSnapshot | PtyError, sequence: number, now: number): void {
-  member.sendUnicast(unicast.lagged(snap instanceof PtyError ? sequence : snap.anchor, sequence, now));
+function toldLagged(member: Member, snap: ScreenSnapshot | PtyError, sequence: number): void {
+  member.tell({ kind: 'OutputLagged', anchor: snap instanceof PtyError ? sequence : snap.anchor, sequence });
+}
+
+/** The Keyframe a flush ends with, or the KEYFRAME_UNAVAILABLE in its place. */
+function keyframeOr(snap: ScreenSnapshot | PtyError, sequence: number, id?: string): Unicast {
+  return snap instanceof PtyError ? { kind: 'PtyError', error: snap, sequence, id } : { kind: 'Keyframe', snapshot: snap, sequence, id };
 }
 
 /**
@@ -102,10 +105,9 @@ function cut(pending: Promise<ScreenSnapshot> | null): Promise<ScreenSnapshot | 
 
 /** An ended session can still be read: the frames asked for (at least its Closed), its last screen, goodbye. */
 async function joinEnded(ctx: FlushContext, member: Member, ignored: string[], replay: Replay, requestId: string): Promise<void> {
-  const { clock } = ctx.deps;
   const last = ctx.log.current;
   member.role = 'observer';
-  member.sendUnicast(unicast.role(member.clientId, { role: 'observer', downgraded: false, reason: 'the session has ended', ignored }, last, clock.now(), requestId));
+  member.tell({ kind: 'RoleAssigned', clientId: member.clientId, role: 'observer', downgraded: false, reason: 'the session has ended', ignored, sequence: last, id: requestId });
   auditMember(ctx.deps.logger, ctx.id, member, 'audit.attach', { role: 'observer', session_state: 'closed', replay_from: replay.from ?? undefined });
   // Not a member of the ended session: it is served this one flush, to the end.
   await readEnded(ctx, member, replay, last, { requestId, goodbye: 'session_closed', keyframe: 'always' });
@@ -124,8 +126,8 @@ export async function finishBehind(ctx: FlushContext, member: Member, closed: nu
   member.resumeOutput();
   await readEnded(ctx, member, { from, maxBytes: undefined }, closed, { goodbye, keyframe: 'if-cut' }).catch((e: unknown) => {
     ctx.deps.logger.log('warn', 'the rest of an ended session could not be sent to a member that fell behind', { session: ctx.id, client_id: member.clientId, error: e });
-    member.sendUnicast(unicast.lagged(member.lastSequence, closed, ctx.deps.clock.now()));
-    member.goodbye(goodbye);
+    member.tell({ kind: 'OutputLagged', anchor: member.lastSequence, sequence: closed });
+    member.goodbye(goodbye, closed);
   });
 }
 
@@ -135,7 +137,6 @@ export async function finishBehind(ctx: FlushContext, member: Member, closed: nu
  * `goodbye`. The session stays loaded meanwhile.
  */
 async function readEnded(ctx: FlushContext, member: Member, replay: Replay, last: number, opts: { requestId?: string; goodbye: string; keyframe: 'always' | 'if-cut' }): Promise<void> {
-  const { clock } = ctx.deps;
   const { requestId } = opts;
   ctx.lifecycle.reading(true);
   try {
@@ -145,7 +146,7 @@ async function readEnded(ctx: FlushContext, member: Member, replay: Replay, last
     await ctx.log.deliverable(last);
     // A replay across a lost run is followed by a Keyframe (DECISIONS §18).
     if (replayed === 'sent' && opts.keyframe === 'if-cut') {
-      member.goodbye(opts.goodbye);
+      member.goodbye(opts.goodbye, last);
       return;
     }
     // A retired session's last screen comes back from the log, for this reader only.
@@ -153,10 +154,10 @@ async function readEnded(ctx: FlushContext, member: Member, replay: Replay, last
     const snap = await cut(ctx.screen.snapshot('join'));
     if (replayed === 'cut' || (replayed === 'none' && opts.keyframe === 'if-cut')) {
       member.sendBeforeKeyframe(frames.splice(0));
-      toldLagged(member, snap, last, clock.now());
+      toldLagged(member, snap, last);
     }
-    member.release(frames, snap instanceof PtyError ? unicast.ptyError(snap, last, clock.now(), requestId) : unicast.keyframe(snap, last, clock.now(), requestId));
-    member.goodbye(opts.goodbye);
+    member.release(frames, keyframeOr(snap, last, requestId));
+    member.goodbye(opts.goodbye, last);
   } finally {
     ctx.lifecycle.reading(false);
     ctx.retireIfIdle();
@@ -167,9 +168,7 @@ async function readEnded(ctx: FlushContext, member: Member, replay: Replay, last
 export async function keyframeFor(ctx: FlushContext, member: Member, requestId: string): Promise<void> {
   member.hold();
   const snap = await cut(ctx.screen.snapshot('request'));
-  const now = ctx.deps.clock.now();
-  if (snap instanceof PtyError) member.release([], unicast.ptyError(snap, member.lastSequence, now, requestId));
-  else member.release([], unicast.keyframe(snap, member.lastSequence, now, requestId), snap.anchor);
+  member.release([], keyframeOr(snap, member.lastSequence, requestId), snap instanceof PtyError ? 0 : snap.anchor);
 }
 
 /** A lagged member's socket drained: tell it what it lost, then repaint it (docs/protocol.md §6.4). */
@@ -178,13 +177,7 @@ export async function recoverLagged(ctx: FlushContext, member: Member): Promise<
   member.hold();
   ctx.deps.metrics.inc('lagged_clients_total');
   const snap = await cut(ctx.screen.snapshot('lag'));
-  const { clock } = ctx.deps;
-  if (snap instanceof PtyError) {
-    // Output was dropped and no repaint can follow: the client's screen stays unknown, and it is told.
-    member.sendUnicast(unicast.lagged(member.lastSequence, member.lastSequence, clock.now()));
-    member.release([], unicast.ptyError(snap, member.lastSequence, clock.now()));
-    return;
-  }
-  member.sendUnicast(unicast.lagged(snap.anchor, member.lastSequence, clock.now()));
-  member.release([], unicast.keyframe(snap, member.lastSequence, clock.now()), snap.anchor);
+  // Output was dropped; without a Keyframe no repaint can follow: the client's screen stays unknown, and it is told.
+  toldLagged(member, snap, member.lastSequence);
+  member.release([], keyframeOr(snap, member.lastSequence), snap instanceof PtyError ? 0 : snap.anchor);
 }

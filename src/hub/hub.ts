@@ -15,6 +15,7 @@ import { LiveSession } from './live-session.ts';
 import type { Session } from './types.ts';
 import { HostEventLedger } from './host-events.ts';
 import { HubFlow } from './session-flow.ts';
+import { HostLink } from './host-link.ts';
 
 export class SessionHub {
   private readonly byId = new Map<string, LiveSession>();
@@ -24,9 +25,7 @@ export class SessionHub {
   private readonly flow: HubFlow;
   private unsubscribe: (() => void) | null = null;
   private unwatchStore: Array<() => void> = [];
-  /** Running while the PTY host is unreachable: when it fires, its sessions are given up. */
-  private giveUpTimer: ReturnType<typeof setTimeout> | null = null;
-  private hostReachable = true;
+  private readonly hostLink: HostLink;
   private readonly hostEvents: HostEventLedger;
   /** What ends with its principal's credential: attachments and A2A streams (docs/sharing.md). */
   private readonly credentials: CredentialEnds;
@@ -35,6 +34,7 @@ export class SessionHub {
     this.credentials = new CredentialEnds({ clock: deps.clock, logger: deps.logger });
     this.flow = new HubFlow({ pty: deps.pty, store: deps.store, screens: deps.screens, logger: deps.logger, metrics: deps.metrics, pollMs: deps.config.lag.pollMs });
     this.hostEvents = new HostEventLedger(deps.pty);
+    this.hostLink = new HostLink(deps.config.ptyHostLossGraceMs);
   }
 
   /**
@@ -174,7 +174,7 @@ export class SessionHub {
   async shutdown(processesEnd: boolean): Promise<void> {
     this.unsubscribe?.();
     for (const unwatch of this.unwatchStore) unwatch();
-    if (this.giveUpTimer) clearTimeout(this.giveUpTimer);
+    this.hostLink.stop();
     this.flow.close();
     // A remote host's sessions outlive this router whatever the local host does (docs/remote-hosts.md).
     if (processesEnd) for (const s of [...this.byId.values()]) if (s.latestRecord.host === null) s.terminate('instance_terminated', 'server shutdown', 'server_shutdown');
@@ -218,30 +218,28 @@ export class SessionHub {
 
   /** False between losing the PTY host and re-adopting what a host runs again. */
   get ptyHostReachable(): boolean {
-    return this.hostReachable;
+    return this.hostLink.reachable;
   }
 
   private hostLost(reason: string): void {
-    this.hostReachable = false;
     this.deps.logger.log('error', 'PTY host connection lost', { reason });
     const message = `the PTY host connection was lost (${reason}); reconnecting`;
     for (const s of this.byId.values()) s.hostLost(message);
-    this.giveUpTimer ??= setTimeout(() => {
-      this.giveUpTimer = null;
+    this.hostLink.lost(() => {
       for (const s of [...this.byId.values()]) s.terminate('error', `the PTY host has been unreachable since: ${reason}`);
-    }, this.deps.config.ptyHostLossGraceMs);
+    });
   }
 
   private async hostRestored(): Promise<void> {
-    if (this.giveUpTimer) clearTimeout(this.giveUpTimer);
-    this.giveUpTimer = null;
+    this.hostLink.restoring();
     try {
       await this.adopt('the PTY host was lost, and the process with it');
       this.hostEvents.startEvents();
-      this.hostReachable = true;
+      this.hostLink.restored(true);
     } catch (e) {
       // The host went away again: onHostLost follows and the next restore tries again.
       this.deps.logger.log('error', 'could not re-adopt the PTY host sessions', { error: e });
+      this.hostLink.restored(false);
     }
   }
 

@@ -20,7 +20,6 @@ import { SessionStream } from './session-stream.ts';
 import { processStarter } from './process-start.ts';
 import { joinSize, SizeAsks, type Size } from './size-policy.ts';
 import type { AgentPresence, CloseReason, LogFrame, LogSink, Session, SessionObserver } from './types.ts';
-import { unicast } from './wire.ts';
 
 /** Output coalesced in one event-loop turn is cut into frames of at most this size. */
 const MAX_OUTPUT_FRAME_BYTES = 64 * 1024;
@@ -174,7 +173,7 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     this.requireController(member, 'send input');
     this.deps.pty.write(this.id, data, (message) => {
       const err = new PtyError('PTY_WRITE_FAILED', message);
-      if (this.members.has(member)) member.sendUnicast(unicast.ptyError(err, member.lastSequence, this.deps.clock.now(), requestId));
+      if (this.members.has(member)) member.tell({ kind: 'PtyError', error: err, sequence: member.lastSequence, id: requestId });
     });
     this.stream.input(data, member.clientId);
   }
@@ -255,7 +254,7 @@ export class LiveSession implements Session, FlushContext, RosterContext {
   hostLost(message: string): void {
     if (!this.lifecycle.hostLost(message)) return;
     const err = new BindingError('INTERNAL', message);
-    this.members.tellEach((m) => unicast.error(err, m.lastSequence, this.deps.clock.now()));
+    this.members.tellEach((m) => ({ kind: 'Error', error: err, sequence: m.lastSequence }));
   }
 
   /** The PTY host runs this session: after a router restart, or once a lost host is back. */
@@ -268,7 +267,7 @@ export class LiveSession implements Session, FlushContext, RosterContext {
   logLost(loss: LogLoss): void {
     this.skipped += loss.frames;
     const err = lossError(loss);
-    this.members.tellEach((m) => unicast.error(err, m.lastSequence, this.deps.clock.now()));
+    this.members.tellEach((m) => ({ kind: 'Error', error: err, sequence: m.lastSequence }));
   }
 
   /**

@@ -1,11 +1,12 @@
 // One joined connection as the session sees it: its role, and the ordered delivery of its frames.
 // A connection that stops reading is *lagged*: its Output is dropped (never the PTY's or another
 // client's problem) until its socket drains, then it gets PTY_OUTPUT_LAGGED and a fresh Keyframe.
-import type { ClientConnection, Logger } from '../ports.ts';
+import type { ClientConnection, Clock, Logger } from '../ports.ts';
 import type { Role } from '../protocol/pty-payloads.ts';
 import type { JoinRights } from './join-spec.ts';
-import type { LogFrame } from './types.ts';
+import type { LogFrame, Unicast } from './types.ts';
 import { CLOSE } from '../protocol/close-codes.ts';
+import { encodeUnicast } from './wire.ts';
 
 export interface LagPolicy {
   /** Bytes queued on the socket beyond which Output is dropped for this connection. */
@@ -16,23 +17,38 @@ export interface LagPolicy {
   pollMs: number;
 }
 
+/**
+ * Whether its Output reaches it:
+ * - `flowing`: every frame goes out (the socket is checked against the high mark on each Output).
+ * - `lagged`: its socket passed the high mark (or a replay was given up on it): Output is dropped
+ *   and `poll` checks the socket until it drains. `droppedFrom`: the first Output frame dropped
+ *   since it last caught up, null while none has been.
+ * - `closed`: its socket closed; nothing more is read for it.
+ */
+type Delivery =
+  | { state: 'flowing' }
+  | { state: 'lagged'; poll: ReturnType<typeof setInterval>; droppedFrom: number | null }
+  | { state: 'closed' };
+
+/**
+ * Whether a flush (join, requested Keyframe, lag recovery) is under way: `holding` keeps the live
+ * log frames produced meanwhile, in order, and a goodbye said meanwhile goes out right after it.
+ */
+type Flush = { state: 'none' } | { state: 'holding'; held: LogFrame[]; goodbye: Goodbye | null };
+
+type Goodbye = Extract<Unicast, { kind: 'Goodbye' }>;
+
 export class Member {
   role: Role = 'observer';
   /** The connection's audit logger (principal, scopes, peer); role events are logged through it. */
   audit: Logger | undefined;
-  /** Log frames produced while this member's initial flush is being read are held here, in order. */
-  private held: LogFrame[] | null = null;
+  /** A member can fall behind during its flush: the two are independent. */
+  private delivery: Delivery = { state: 'flowing' };
+  private flush: Flush = { state: 'none' };
   /** Highest log-frame sequence delivered: nothing at or below it is sent again. */
   private cursor = 0;
   /** Output at or below this sequence is already in a Keyframe this member got. */
   private outputFloor = 0;
-  private pendingGoodbye: string | null = null;
-  private lagTimer: ReturnType<typeof setInterval> | null = null;
-  /** Output was dropped while lagged: it catches up with PTY_OUTPUT_LAGGED and a Keyframe. */
-  private dropped = false;
-  /** The first Output frame dropped since it last caught up (0: none). */
-  private droppedFrom = 0;
-  private open = true;
 
   constructor(
     private readonly conn: ClientConnection,
@@ -40,7 +56,8 @@ export class Member {
     readonly label: string | undefined,
     /** What its principal may do: fixed for the connection's life. */
     readonly rights: JoinRights,
-    private readonly goodbyeFrame: (reason: string) => string,
+    /** Stamps its unicast frames as they are encoded. */
+    private readonly clock: Clock,
     private readonly lag: LagPolicy,
     /** Called once the socket of a lagged member has drained. */
     private readonly onCaughtUp: (m: Member) => void,
@@ -61,7 +78,7 @@ export class Member {
   }
 
   get lagged(): boolean {
-    return this.lagTimer !== null;
+    return this.delivery.state === 'lagged';
   }
 
   /** Its socket is under the low mark: a replay may send it another slice (replay.ts). */
@@ -71,13 +88,13 @@ export class Member {
 
   /** False once its socket has closed: nothing more is read for it. */
   get connected(): boolean {
-    return this.open;
+    return this.delivery.state !== 'closed';
   }
 
   /** Its socket closed (the join may still be under way): what it waits for is let go of. */
   disconnected(): void {
-    this.open = false;
     this.dispose();
+    this.delivery = { state: 'closed' };
   }
 
   /**
@@ -85,7 +102,7 @@ export class Member {
    * and its Output is dropped until its socket drains, as for a member that fell behind live.
    */
   fellBehind(): void {
-    if (!this.lagged && this.open) this.startLag();
+    if (this.delivery.state === 'flowing') this.startLag();
   }
 
   /**
@@ -93,7 +110,7 @@ export class Member {
    * the rest of the log, or the lag notice (flushes.ts, finishBehind).
    */
   get behind(): boolean {
-    return this.dropped && this.held === null;
+    return this.droppedFrom !== null && this.flush.state === 'none';
   }
 
   /**
@@ -101,14 +118,12 @@ export class Member {
    * reached it since the first Output dropped, so the log from its cursor on is exactly the rest.
    */
   get missedOnlyTail(): boolean {
-    return !this.dropped || this.droppedFrom > this.cursor;
+    return this.droppedFrom === null || this.droppedFrom > this.cursor;
   }
 
   /** Output reaches it again: what it is sent next is the rest of the log from its cursor. */
   resumeOutput(): void {
     this.dispose();
-    this.dropped = false;
-    this.droppedFrom = 0;
   }
 
   /** The latest log-frame sequence this connection has seen: what its unicast frames carry. */
@@ -117,32 +132,33 @@ export class Member {
   }
 
   hold(): void {
-    this.held ??= [];
+    if (this.flush.state === 'none') this.flush = { state: 'holding', held: [], goodbye: null };
   }
 
   sendLog(frame: LogFrame): void {
-    if (this.held) this.held.push(frame);
+    if (this.flush.state === 'holding') this.flush.held.push(frame);
     else this.deliver(frame);
   }
 
-  sendUnicast(json: string): void {
-    this.conn.sendText(json);
+  /** A frame for this connection only, encoded here (wire.ts). */
+  tell(frame: Unicast): void {
+    this.conn.sendText(encodeUnicast(frame, this.clock.now()));
   }
 
   /**
    * Ends a flush (join or lag recovery): the frames given, the Keyframe, then what was held meanwhile.
    * `anchor` is the Keyframe's anchor_sequence: Output folded into it is not sent again.
    */
-  release(frames: LogFrame[], keyframe: string | null, anchor = 0): void {
+  release(frames: LogFrame[], keyframe: Unicast | null, anchor = 0): void {
+    const flush = this.flush;
     this.batch(() => {
       for (const f of frames) this.deliver(f);
-      if (keyframe) this.conn.sendText(keyframe);
+      if (keyframe) this.tell(keyframe);
       this.outputFloor = Math.max(this.outputFloor, anchor);
-      const held = this.held ?? [];
-      this.held = null;
-      for (const f of held) this.deliver(f);
+      this.flush = { state: 'none' };
+      if (flush.state === 'holding') for (const f of flush.held) this.deliver(f);
     });
-    if (this.pendingGoodbye) this.goodbye(this.pendingGoodbye);
+    if (flush.state === 'holding' && flush.goodbye) this.sayGoodbye(flush.goodbye);
   }
 
   /**
@@ -179,20 +195,28 @@ export class Member {
     else write();
   }
 
-  /** binding_goodbye, then close 1000 (docs/protocol.md §4.5); during a flush, right after it. */
-  goodbye(reason: string): void {
-    if (this.held) {
-      this.pendingGoodbye = reason;
-      return;
-    }
-    this.dispose();
-    this.conn.sendText(this.goodbyeFrame(reason));
-    this.conn.close(CLOSE.goodbye, reason);
+  /** binding_goodbye numbered `sequence`, then close 1000 (docs/protocol.md §4.5); during a flush, right after it. */
+  goodbye(reason: string, sequence: number): void {
+    const frame: Goodbye = { kind: 'Goodbye', reason, sequence };
+    if (this.flush.state === 'holding') this.flush.goodbye = frame;
+    else this.sayGoodbye(frame);
   }
 
+  private sayGoodbye(frame: Goodbye): void {
+    this.dispose();
+    this.tell(frame);
+    this.conn.close(CLOSE.goodbye, frame.reason);
+  }
+
+  /** Stops watching a lagged socket: Output flows again (unless the socket has closed). */
   dispose(): void {
-    if (this.lagTimer) clearInterval(this.lagTimer);
-    this.lagTimer = null;
+    if (this.delivery.state !== 'lagged') return;
+    clearInterval(this.delivery.poll);
+    this.delivery = { state: 'flowing' };
+  }
+
+  private get droppedFrom(): number | null {
+    return this.delivery.state === 'lagged' ? this.delivery.droppedFrom : null;
   }
 
   /** The connection's encoding is chosen here: PW1O for live Output on a binary connection, else the frame's JSON. */
@@ -200,10 +224,9 @@ export class Member {
     if (frame.sequence <= this.cursor) return;
     if (frame.data) {
       if (frame.sequence <= this.outputFloor) return;
-      if (!this.lagged && this.conn.bufferedAmount() > this.lag.highBytes) this.startLag();
-      if (this.lagged) {
-        if (!this.dropped) this.droppedFrom = frame.sequence;
-        this.dropped = true;
+      if (this.delivery.state === 'flowing' && this.conn.bufferedAmount() > this.lag.highBytes) this.startLag();
+      if (this.delivery.state === 'lagged') {
+        this.delivery.droppedFrom ??= frame.sequence;
         return;
       }
     }
@@ -214,14 +237,13 @@ export class Member {
   }
 
   private startLag(): void {
-    this.lagTimer = setInterval(() => {
+    const poll = setInterval(() => {
       if (this.conn.bufferedAmount() > this.lag.lowBytes) return;
-      this.dispose();
       // Nothing dropped (a replay given up on, then no Output): its Keyframe has it all.
-      if (!this.dropped) return;
-      this.dropped = false;
-      this.droppedFrom = 0;
-      this.onCaughtUp(this);
+      const dropped = this.droppedFrom !== null;
+      this.dispose();
+      if (dropped) this.onCaughtUp(this);
     }, this.lag.pollMs);
+    this.delivery = { state: 'lagged', poll, droppedFrom: null };
   }
 }

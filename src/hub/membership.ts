@@ -6,7 +6,7 @@ import type { Role } from '../protocol/pty-payloads.ts';
 import type { MembershipLists } from '../protocol/server-payloads.ts';
 import type { Member } from './member.ts';
 import { assignRole, changeRole, type RoleDecision } from './roles.ts';
-import type { AgentPresence, LogFrame } from './types.ts';
+import type { AgentPresence, LogFrame, Unicast } from './types.ts';
 
 export class Membership {
   private readonly members = new Map<string, Member>();
@@ -64,8 +64,8 @@ export class Membership {
   }
 
   /** A unicast frame for every member (an Error they all need to hear), made for each one. */
-  tellEach(frame: (m: Member) => string): void {
-    for (const m of this.members.values()) m.sendUnicast(frame(m));
+  tellEach(frame: (m: Member) => Unicast): void {
+    for (const m of this.members.values()) m.tell(frame(m));
   }
 
   /** Throws unless the member is joined, may control, and is a controller. */

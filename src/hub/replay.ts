@@ -12,7 +12,6 @@ import type { HubDeps } from './deps.ts';
 import { lostInReplayError } from './log-loss.ts';
 import type { Member } from './member.ts';
 import { asFrame, REPLAY_PAGE_FRAMES, type SessionLog } from './session-log.ts';
-import { unicast } from './wire.ts';
 
 /** How long a client that takes nothing holds its replay before the rest is given up. */
 const REPLAY_STALL_MS = 5000;
@@ -30,7 +29,7 @@ const FIRST_PAGE_FRAMES = 16;
 export interface ReplayContext {
   readonly id: string;
   readonly log: SessionLog;
-  readonly deps: Pick<HubDeps, 'clock' | 'replayFilter' | 'metrics'>;
+  readonly deps: Pick<HubDeps, 'replayFilter' | 'metrics'>;
 }
 
 /** What a join asked to have replayed: frames after `from`, at most `maxBytes` of them (docs/protocol.md §6.2). */
@@ -55,7 +54,7 @@ export async function sendReplay(ctx: ReplayContext, member: Member, replay: Rep
   if (replay.from === null || replay.from === undefined) return 'none';
   const pages = await ctx.log.range(replay.from, upTo);
   if (pages instanceof BindingError) {
-    member.sendUnicast(unicast.error(pages, upTo, ctx.deps.clock.now(), requestId));
+    member.tell({ kind: 'Error', error: pages, sequence: upTo, id: requestId });
     return 'none';
   }
   const filter = ctx.deps.replayFilter;
@@ -75,7 +74,7 @@ export async function sendReplay(ctx: ReplayContext, member: Member, replay: Rep
     // after it follow, and the next Keyframe repaints the client's screen.
     const hole = holes.at(after);
     if (hole) {
-      member.sendUnicast(unicast.error(lostInReplayError(hole), member.lastSequence, ctx.deps.clock.now()));
+      member.tell({ kind: 'Error', error: lostInReplayError(hole), sequence: member.lastSequence });
       ctx.deps.metrics.inc('replay_lost_runs_total');
       crossed = true;
       after = Math.max(after, hole.last);

@@ -1,18 +1,17 @@
 // Changes to who is in a session (docs/protocol.md §5.1, §5.2): leaving, disconnecting, changing
 // role. Each is audited and, when it changes the membership, announced with MembershipChanged.
 import type { Role } from '../protocol/pty-payloads.ts';
-import type { Clock, Logger } from '../ports.ts';
+import type { Logger } from '../ports.ts';
 import { auditMember } from './audit.ts';
 import type { Member } from './member.ts';
 import type { Membership } from './membership.ts';
 import type { LogFrame } from './types.ts';
-import { unicast } from './wire.ts';
 
 export interface RosterContext {
   readonly id: string;
   readonly members: Membership;
   readonly currentSequence: number;
-  readonly deps: { logger: Logger; clock: Clock };
+  readonly deps: { logger: Logger };
   membershipChanged(): LogFrame;
 }
 
@@ -30,7 +29,7 @@ export function requestRole(ctx: RosterContext, member: Member, role: Role, requ
   const from = member.role;
   const d = ctx.members.changeRole(member, role);
   if (d.changed) auditMember(ctx.deps.logger, ctx.id, member, 'audit.role_change', { from, to: d.role, downgraded: d.downgraded, reason: d.reason });
-  member.sendUnicast(unicast.role(member.clientId, d, ctx.currentSequence, ctx.deps.clock.now(), requestId));
+  member.tell({ kind: 'RoleAssigned', clientId: member.clientId, ...d, sequence: ctx.currentSequence, id: requestId });
   if (d.changed) ctx.membershipChanged();
 }
 

@@ -35,17 +35,29 @@ export interface ScreenOwner {
   record(): SessionRecord;
 }
 
+/**
+ * - `none`: no emulator: not made yet, or given up on after breaking MAX_REBUILDS times.
+ * - `ready`: `screen` folds in every frame.
+ * - `rebuilding`: the emulator broke; a new one is rebuilt from the log (`done`), and the frames
+ *   (and resizes) that arrive meanwhile are `held`, with their bytes; `holding` says whether they
+ *   hold the session's PTY events.
+ * - `disposed`: the session let go of it (retired, or its process could not start). A join of an
+ *   ended session may still rebuild it, and a start make a new one.
+ */
+type Phase =
+  | { state: 'none' }
+  | { state: 'ready'; screen: Screen }
+  | { state: 'rebuilding'; done: Promise<void>; held: Held[]; heldBytes: number; holding: boolean }
+  | { state: 'disposed' };
+
 export class SessionScreen {
-  private screen: Screen | null = null;
+  private phase: Phase = { state: 'none' };
   private readonly cadence: KeyframeCadence;
-  /** The periodic cut under way, if any: at most one at a time. */
+  /** The periodic cut under way, if any: at most one at a time, whatever happens to the emulator meanwhile. */
   private cutting: Promise<void> | null = null;
   /** Emulators that threw: the current one, or one being rebuilt. */
   private readonly broken = new WeakMap<Screen, Error>();
   private rebuilds = 0;
-  /** A rebuild under way, the frames (and resizes) that arrived since it started, their bytes, and whether they hold the session's PTY events. */
-  private rebuilding: { done: Promise<void>; held: Held[]; heldBytes: number; holding: boolean } | null = null;
-  private disposed = false;
 
   constructor(
     private readonly sessionId: string,
@@ -64,65 +76,71 @@ export class SessionScreen {
   private readonly makeScreen: ScreenFactory;
 
   get exists(): boolean {
-    return this.screen !== null || this.rebuilding !== null;
+    return this.phase.state === 'ready' || this.phase.state === 'rebuilding';
   }
 
   /** A fresh emulator at this size (made before the process starts, so its first bytes are folded in). */
   create(cols: number, rows: number): void {
-    this.screen = this.makeScreen(cols, rows);
+    this.phase = { state: 'ready', screen: this.makeScreen(cols, rows) };
   }
 
   /** An emulator if there is none yet (a session adopted from the PTY host). */
   ensure(cols: number, rows: number): void {
-    if (!this.exists) this.screen = this.makeScreen(cols, rows);
+    if (!this.exists) this.create(cols, rows);
   }
 
   /** The session's screen from the log, if it has none: a retired session's for a join, a running one's after a router restart. */
   async ensureRebuilt(): Promise<void> {
-    if (this.rebuilding) await this.rebuilding.done;
-    if (this.screen) return;
+    if (this.phase.state === 'rebuilding') await this.phase.done;
+    if (this.ready) return;
     const { screen } = await rebuildScreen(this.deps.store, this.owner.record(), this.makeScreen);
     // Two joins of a retired session may each rebuild: the first one made is kept.
-    if (this.screen) return screen.dispose();
+    if (this.ready) return screen.dispose();
     // Retired meanwhile (a join of an ended session can race its retirement): the join still needs
     // the screen; the session is retired again once the join is done (LiveSession.retireIfIdle).
-    this.disposed = false;
     this.install(screen);
+  }
+
+  /** Read anew after every wait: the phase may have changed meanwhile. */
+  private get ready(): boolean {
+    return this.phase.state === 'ready';
   }
 
   /** A rebuilt emulator becomes the session's; one that broke while it was being rebuilt is rebuilt again. */
   private install(screen: Screen): void {
-    this.screen = screen;
+    this.phase = { state: 'ready', screen };
     const broke = this.broken.get(screen);
     if (broke) this.failed(screen, broke);
   }
 
   /** Folds in the bytes of the Output frame numbered `sequence`, and counts it for the cadence. */
   output(data: Uint8Array, sequence: number): void {
-    const r = this.rebuilding;
-    if (r) {
-      r.held.push({ data, sequence });
-      r.heldBytes += data.byteLength;
+    const p = this.phase;
+    if (p.state === 'rebuilding') {
+      p.held.push({ data, sequence });
+      p.heldBytes += data.byteLength;
       // Asked again on every frame past the cap: a periodic cut's release may have let go of it.
-      if (r.heldBytes >= MAX_HELD_BYTES) {
-        r.holding = true;
+      if (p.heldBytes >= MAX_HELD_BYTES) {
+        p.holding = true;
         this.owner.hold();
       }
-    } else {
-      this.screen?.write(data, sequence);
+    } else if (p.state === 'ready') {
+      p.screen.write(data, sequence);
     }
     this.cadence.onOutput();
   }
 
   resize(cols: number, rows: number, sequence: number): void {
-    if (this.rebuilding) this.rebuilding.held.push({ cols, rows, sequence });
-    else this.screen?.resize(cols, rows, sequence);
+    const p = this.phase;
+    if (p.state === 'rebuilding') p.held.push({ cols, rows, sequence });
+    else if (p.state === 'ready') p.screen.resize(cols, rows, sequence);
   }
 
   /** The screen after everything written so far; null when there is none. */
   snapshot(occasion: 'join' | 'request' | 'lag'): Promise<ScreenSnapshot> | null {
-    if (this.rebuilding) return this.rebuilding.done.then(() => this.snapshot(occasion) ?? Promise.reject(new Error('the screen model could not be rebuilt')));
-    return this.screen ? this.timed(occasion, this.screen, false) : null;
+    const p = this.phase;
+    if (p.state === 'rebuilding') return p.done.then(() => this.snapshot(occasion) ?? Promise.reject(new Error('the screen model could not be rebuilt')));
+    return p.state === 'ready' ? this.timed(occasion, p.screen, false) : null;
   }
 
   /**
@@ -133,24 +151,25 @@ export class SessionScreen {
    */
   private failed(screen: Screen, error: Error): void {
     this.broken.set(screen, error);
-    if (screen !== this.screen || this.disposed) return;
-    this.screen = null;
+    if (this.phase.state !== 'ready' || this.phase.screen !== screen) return;
     screen.dispose();
     this.deps.metrics.inc('screen_failures_total');
     const giveUp = this.rebuilds >= MAX_REBUILDS;
     this.deps.logger.log('error', giveUp ? 'screen model failed again: the session has no Keyframes from now on' : 'screen model failed: rebuilding it from the log', { session: this.sessionId, error, rebuilds: this.rebuilds });
-    if (giveUp) return;
+    if (giveUp) {
+      this.phase = { state: 'none' };
+      return;
+    }
     this.rebuilds++;
-    const rebuilding = { done: Promise.resolve(), held: [] as Held[], heldBytes: 0, holding: false };
+    const rebuilding: Phase & { state: 'rebuilding' } = { state: 'rebuilding', done: Promise.resolve(), held: [], heldBytes: 0, holding: false };
     // The session's PTY events flow again once the held frames are folded in (or dropped with the rebuild).
     const ended = () => {
-      // install() may have started the next rebuild (the screen broke while being rebuilt).
-      if (this.rebuilding === rebuilding) this.rebuilding = null;
       if (rebuilding.holding) this.owner.release();
     };
     rebuilding.done = rebuildScreen(this.deps.store, this.owner.record(), this.makeScreen).then(
       ({ screen: fresh, through }) => {
-        if (this.disposed) {
+        // Let go of meanwhile (disposed, or another emulator installed): this one is not needed.
+        if (this.phase !== rebuilding) {
           fresh.dispose();
           return ended();
         }
@@ -159,15 +178,17 @@ export class SessionScreen {
           if ('data' in h) fresh.write(h.data, h.sequence);
           else fresh.resize(h.cols, h.rows, h.sequence);
         }
+        // install() may start the next rebuild (the screen broke while being rebuilt).
         this.install(fresh);
         ended();
       },
       (e: unknown) => {
         this.deps.logger.log('error', 'screen model could not be rebuilt from the log', { session: this.sessionId, error: e });
+        if (this.phase === rebuilding) this.phase = { state: 'none' };
         ended();
       },
     );
-    this.rebuilding = rebuilding;
+    this.phase = rebuilding;
   }
 
   /** The process has ended: no more periodic keyframes. */
@@ -176,10 +197,9 @@ export class SessionScreen {
   }
 
   dispose(): void {
-    this.disposed = true;
     this.cadence.stop();
-    this.screen?.dispose();
-    this.screen = null;
+    if (this.phase.state === 'ready') this.phase.screen.dispose();
+    this.phase = { state: 'disposed' };
   }
 
   /**
@@ -188,8 +208,8 @@ export class SessionScreen {
    * emulator had parsed, which may be older than the Output frames before it.
    */
   private cutPeriodic(): void {
-    const screen = this.screen;
-    if (!screen || this.cutting) return;
+    if (this.phase.state !== 'ready' || this.cutting) return;
+    const screen = this.phase.screen;
     this.owner.hold();
     this.cutting = this.timed('periodic', screen, true).then(
       (snap) => {

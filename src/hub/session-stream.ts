@@ -76,7 +76,7 @@ export class SessionStream {
           continue;
         }
         m.sendLog(frame);
-        m.goodbye(goodbye);
+        m.goodbye(goodbye, frame.sequence);
       }
       members.clear();
     });

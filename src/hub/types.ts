@@ -2,9 +2,9 @@
 // types only, so every hub file can depend on this one and on nothing that depends back on it.
 import type * as v from 'valibot';
 import type { Principal } from '../auth/principal.ts';
-import type { BindingError } from '../errors.ts';
+import type { BindingError, PtyError } from '../errors.ts';
 import type { ClientEnvelope } from '../protocol/envelope.ts';
-import type { CloseReason, MembershipLists, TaskStatusUpdatePayload } from '../protocol/server-payloads.ts';
+import type { CloseReason, GoodbyePayload, MembershipLists, RoleAssignedPayload, TaskStatusUpdatePayload } from '../protocol/server-payloads.ts';
 import type { LogEntry, ScreenSnapshot, SessionRecord, SessionState } from '../ports.ts';
 
 export type { CloseReason };
@@ -21,6 +21,24 @@ export type SessionEvent =
   | { kind: 'Keyframe'; snapshot: ScreenSnapshot }
   | { kind: 'Closed'; exitCode: number | null; reason: CloseReason; detail?: string }
   | { kind: 'TaskStatusUpdate'; update: TaskStatusUpdatePayload; serviceParameters?: Record<string, unknown> };
+
+/**
+ * A frame for one connection (docs/protocol.md §3.1), as the session logic says it: not logged,
+ * numbered with `sequence` (the latest number that connection may have seen), echoing `id` (the
+ * request it answers) when it has one. wire.ts encodes it, once, when the connection sends it.
+ */
+export type Unicast = UnicastBody & { sequence: number; id?: string };
+
+export type UnicastBody =
+  | { kind: 'RoleAssigned'; clientId: string; role: RoleAssignedPayload['role']; downgraded: boolean; reason?: string; ignored?: readonly string[] }
+  | { kind: 'Keyframe'; snapshot: ScreenSnapshot }
+  /** PTY_OUTPUT_LAGGED: Output up to `anchor` was dropped for this connection; a Keyframe follows. */
+  | { kind: 'OutputLagged'; anchor: number }
+  /** A PTY-level Error (PTY_WRITE_FAILED, PTY_RESIZE_FAILED, KEYFRAME_UNAVAILABLE). */
+  | { kind: 'PtyError'; error: PtyError }
+  /** The binding's Error frame. */
+  | { kind: 'Error'; error: BindingError }
+  | { kind: 'Goodbye'; reason: GoodbyePayload['reason'] };
 
 /** A client with a task queued or running in the session (docs/protocol.md, MembershipChanged `kind: "agent"`). */
 export interface AgentPresence {

@@ -2,14 +2,13 @@
 // (JSON envelope, base64, PW1O; docs/protocol.md §2, §5.3). Each log frame is encoded once, for the
 // store and every connection; its PW1O form only if a binary connection asks for it.
 import { bytesToBase64, uuidv7 } from '../ids.ts';
-import { errorPayload, type BindingError, type PtyError } from '../errors.ts';
+import { errorPayload } from '../errors.ts';
 import { PTY_FRAME_OP, ptyFrameJson, serverFrame } from '../protocol/frames.ts';
 import { OutputFrame, outputEntry } from '../protocol/output-frame.ts';
 import type { KeyframePayload, PtyFramePayload } from '../protocol/server-payloads.ts';
 import { SNAPSHOT_FORMAT } from '../protocol/uris.ts';
 import type { LogEntry, ScreenSnapshot } from '../ports.ts';
-import type { RoleDecision } from './roles.ts';
-import type { LogFrame, SessionEvent } from './types.ts';
+import type { LogFrame, SessionEvent, Unicast } from './types.ts';
 
 /**
  * The log frame of a session's event, and its entry for the store. Output stays bytes (its JSON
@@ -57,28 +56,31 @@ function keyframePayload(snap: ScreenSnapshot): KeyframePayload {
   };
 }
 
-/** A frame for one connection (docs/protocol.md §3.1): not logged, numbered with `sequence`. */
-export const unicast = {
-  /** `ignored`: the join's process-start fields that could not apply (the program had started). */
-  role(clientId: string, d: RoleDecision & { ignored?: string[] }, sequence: number, now: number, id: string): string {
-    const ignored = d.ignored?.length ? d.ignored : undefined;
-    return ptyFrameJson({ kind: 'RoleAssigned', role: d.role, client_id: clientId, downgraded: d.downgraded || undefined, reason: d.reason || undefined, ignored_fields: ignored }, sequence, now, id);
-  },
-  keyframe(snap: ScreenSnapshot, sequence: number, now: number, id?: string): string {
-    return ptyFrameJson(keyframePayload(snap), sequence, now, id);
-  },
-  lagged(anchor: number, sequence: number, now: number): string {
-    const message = `this connection fell behind; Output up to sequence ${anchor} was dropped for it and the next frame is a Keyframe`;
-    return ptyFrameJson({ kind: 'Error', code: 'PTY_OUTPUT_LAGGED', message }, sequence, now);
-  },
-  /** A PTY-level Error (PTY_WRITE_FAILED, PTY_RESIZE_FAILED, KEYFRAME_UNAVAILABLE), echoing the request's id. */
-  ptyError(err: PtyError, sequence: number, now: number, id?: string): string {
-    return ptyFrameJson({ kind: 'Error', code: err.code, message: err.message }, sequence, now, id);
-  },
-  error(err: BindingError, sequence: number, now: number, id?: string): string {
-    return JSON.stringify(serverFrame('Error', errorPayload(err), sequence, now, id));
-  },
-  goodbye(reason: string, sequence: number, now: number): string {
-    return JSON.stringify(serverFrame('binding_goodbye', { reason }, sequence, now));
-  },
-};
+/** A frame for one connection (docs/protocol.md §3.1), as JSON text: not logged, numbered with its `sequence`. */
+export function encodeUnicast(u: Unicast, now: number): string {
+  if (u.kind === 'Error') return JSON.stringify(serverFrame('Error', errorPayload(u.error), u.sequence, now, u.id));
+  if (u.kind === 'Goodbye') return JSON.stringify(serverFrame('binding_goodbye', { reason: u.reason }, u.sequence, now, u.id));
+  return ptyFrameJson(unicastPayload(u), u.sequence, now, u.id);
+}
+
+function unicastPayload(u: Exclude<Unicast, { kind: 'Error' | 'Goodbye' }>): PtyFramePayload {
+  switch (u.kind) {
+    case 'RoleAssigned':
+      return {
+        kind: 'RoleAssigned',
+        role: u.role,
+        client_id: u.clientId,
+        downgraded: u.downgraded || undefined,
+        reason: u.reason || undefined,
+        ignored_fields: u.ignored?.length ? [...u.ignored] : undefined,
+      };
+    case 'Keyframe':
+      return keyframePayload(u.snapshot);
+    case 'OutputLagged': {
+      const message = `this connection fell behind; Output up to sequence ${u.anchor} was dropped for it and the next frame is a Keyframe`;
+      return { kind: 'Error', code: 'PTY_OUTPUT_LAGGED', message };
+    }
+    case 'PtyError':
+      return { kind: 'Error', code: u.error.code, message: u.error.message };
+  }
+}

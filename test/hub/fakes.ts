@@ -136,9 +136,17 @@ export class MemoryStore implements Store {
   async close(): Promise<void> {}
 }
 
-/** A PTY host that records what the router asks of it; `spawnGate` holds a spawn until opened. */
+/**
+ * A PTY host that records what the router asks of it; `spawnGate` holds a spawn until opened.
+ * `listener` is the router's subscription (a test plays the host's events through it); `listed`
+ * is what list() reports, and `listGate` holds it; `writeFailure` fails every write with it.
+ */
 export class FakePty implements PtyHost {
   readonly spawned: SpawnSpec[] = [];
+  listener: PtyHostListener | null = null;
+  listed: PtySessionInfo[] = [];
+  listGate: Promise<void> | null = null;
+  writeFailure: string | null = null;
   readonly writes: Array<{ sessionId: string; text: string }> = [];
   readonly resizes: Array<{ cols: number; rows: number }> = [];
   readonly kills: Array<{ sessionId: string; signal?: string }> = [];
@@ -151,8 +159,9 @@ export class FakePty implements PtyHost {
     if (this.spawnFailure) throw this.spawnFailure;
     return { pid: 4242 };
   }
-  write(sessionId: string, data: Uint8Array): void {
+  write(sessionId: string, data: Uint8Array, onFailed?: (message: string) => void): void {
     this.writes.push({ sessionId, text: new TextDecoder().decode(data) });
+    if (this.writeFailure) onFailed?.(this.writeFailure);
   }
   resize(_sessionId: string, cols: number, rows: number, done?: (error?: string) => void): void {
     this.resizes.push({ cols, rows });
@@ -162,10 +171,14 @@ export class FakePty implements PtyHost {
     this.kills.push({ sessionId, signal });
   }
   async list(): Promise<PtySessionInfo[]> {
-    return [];
+    if (this.listGate) await this.listGate;
+    return this.listed;
   }
-  subscribe(_listener: PtyHostListener): () => void {
-    return () => undefined;
+  subscribe(listener: PtyHostListener): () => void {
+    this.listener = listener;
+    return () => {
+      this.listener = null;
+    };
   }
   readonly acks: Array<{ sessionId: string; n: number }> = [];
   readonly epoch: string | null = null;
@@ -301,7 +314,7 @@ export class Rig {
 
   member(rights: JoinRights = CONTROL, binary = false): { member: Member; conn: FakeConn } {
     const conn = new FakeConn(binary);
-    const member = new Member(conn, `client-${++this.clients}`, undefined, rights, (reason) => JSON.stringify({ op: 'binding_goodbye', id: 'g', ts: '', sequence: 0, payload: { reason } }), this.config.lag, () => undefined);
+    const member = new Member(conn, `client-${++this.clients}`, undefined, rights, this.clock, this.config.lag, () => undefined);
     return { member, conn };
   }
 
@@ -321,4 +334,18 @@ export class Rig {
 /** Lets the session's PTY event queue run (it drains on the next event-loop turn). */
 export function turn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Lets the hub's promises and the session's event queue run until `done` holds; throws if it never does. */
+export async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (done()) return;
+    await turn();
+  }
+  if (!done()) throw new Error(`not reached in 500 turns: ${done.toString()}`);
+}
+
+/** A client TEXT frame, as a connection's onText gets it. */
+export function clientFrame(op: string, payload: Record<string, unknown> = {}, id = op, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ op, id, ts: '2026-06-01T00:00:00Z', payload, ...extra });
 }

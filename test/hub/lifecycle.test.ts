@@ -16,7 +16,7 @@ describe('lifecycle', () => {
     await turn();
     expect(rig.session.state).toBe('closed');
     expect(closedOf(rig)).toEqual([{ kind: 'Closed', exit_code: 3, reason: 'normal' }]);
-    expect(a.conn.labels().slice(-3)).toEqual(['Output@2', 'Closed@3', 'binding_goodbye@0']);
+    expect(a.conn.labels().slice(-3)).toEqual(['Output@2', 'Closed@3', 'binding_goodbye@3']);
     expect(a.conn.closed).toEqual({ code: 1000, reason: 'session_closed' });
     await turn();
     expect(rig.retired).toEqual([rig.session]);
@@ -47,7 +47,7 @@ describe('lifecycle', () => {
     expect(rig.session.kill()).toBeNull();
     const late = await rig.join('controller');
     expect(rig.pty.spawned).toEqual([]);
-    expect(late.conn.labels()).toEqual(['RoleAssigned@1', 'Closed@1', 'Keyframe@1', 'binding_goodbye@0']);
+    expect(late.conn.labels()).toEqual(['RoleAssigned@1', 'Closed@1', 'Keyframe@1', 'binding_goodbye@1']);
     expect(late.conn.frames()[0]!.payload).toMatchObject({ role: 'observer', reason: 'the session has ended' });
     await expect(rig.session.ensureRunning()).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
   });
@@ -127,7 +127,7 @@ describe('lifecycle', () => {
     const a = await rig.join('controller');
     rig.session.onOutput(new TextEncoder().encode('last words'));
     rig.session.terminate('instance_terminated', 'server shutdown');
-    expect(a.conn.labels().slice(-3)).toEqual(['Output@2', 'Closed@3', 'binding_goodbye@0']);
+    expect(a.conn.labels().slice(-3)).toEqual(['Output@2', 'Closed@3', 'binding_goodbye@3']);
     expect(closedOf(rig)).toEqual([{ kind: 'Closed', exit_code: null, reason: 'instance_terminated', detail: 'server shutdown' }]);
   });
 

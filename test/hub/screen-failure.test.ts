@@ -116,6 +116,21 @@ describe('a broken screen model', () => {
     expect(rig.screens[1]!.disposed).toBe(false);
   });
 
+  it('a session whose first start failed and that started later still has its broken screen rebuilt', async () => {
+    const rig = new Rig();
+    rig.pty.spawnFailure = { code: 'spawn_failed', message: 'no luck' };
+    await expect(rig.join('controller')).rejects.toThrow(/could not start/);
+    expect(rig.screens[0]!.disposed).toBe(true);
+    rig.pty.spawnFailure = null;
+    await rig.join('controller');
+    await rig.output('after');
+    rig.screens[1]!.fail(new Error('emulator bug'));
+    await turn();
+    expect(rig.screens).toHaveLength(3);
+    expect(rig.screens[2]!.text).toBe('after');
+    expect((await rig.session.screen.snapshot('request'))!.snapshot).toBe('after');
+  });
+
   it("a rebuild from the log (of a retired session too) keeps one screen when two ask at once, and one that broke while being rebuilt is rebuilt again", async () => {
     const rig = new Rig();
     await rig.join('controller');
