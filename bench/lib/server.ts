@@ -33,9 +33,10 @@ export async function startBenchServer(env: Record<string, string> = {}, nodeArg
   let err = '';
   router.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   router.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const deadline = Date.now() + 20_000;
+  // From the sources (tsx compiles them at start) on a loaded machine, a start can take tens of seconds.
+  const deadline = Date.now() + 90_000;
   while (!/dev token:\s+(\S+)/.test(out)) {
-    if (Date.now() > deadline || router.exitCode !== null) throw new Error(`router did not start: ${err}`);
+    if (Date.now() > deadline || router.exitCode !== null) throw new Error(`router did not start in 90 s: ${err}`);
     await new Promise((r) => setTimeout(r, 50));
   }
   const origin = /listening on (http:\/\/\S+)/.exec(out)![1]!;
