@@ -21,7 +21,7 @@ const producer = (stop: string, frameBytes: number | null) => [
   '-e',
   `const fs = require('fs'); const size = ${JSON.stringify(frameBytes)}; let i = 0;
    const nap = new Int32Array(new SharedArrayBuffer(4));
-   const line = () => ('line ' + i++).padEnd(78, '.') + '\r\n';
+   const line = () => ('line ' + i++).padEnd(78, '.') + '\\r\\n';
    for (let n = 0; ; n++) {
      if (n % 100 === 0 && fs.existsSync(${JSON.stringify(stop)})) break;
      if (size === null) {
