@@ -18,8 +18,18 @@ export async function heldBytes(server: BenchServer, dir: string): Promise<numbe
     if (Date.now() > deadline) throw new Error('the router wrote no heap snapshot in 60 s');
     await new Promise((r) => setTimeout(r, 50));
   }
-  // The snapshot holds the router's main thread: /metrics answers once it is written.
-  const metrics = await (await fetch(`${server.origin}/metrics`, { headers: { authorization: `Bearer ${server.token}` } })).text();
+  // The snapshot holds the router's main thread: /metrics answers once it is written. A kept-alive
+  // connection may have timed out meanwhile: asked again.
+  let metrics = '';
+  for (let attempt = 0; !metrics; attempt++) {
+    metrics = await fetch(`${server.origin}/metrics`, { headers: { authorization: `Bearer ${server.token}` } }).then(
+      (r) => r.text(),
+      (e: Error) => {
+        if (attempt >= 20) throw new Error(`the router's /metrics after a heap snapshot: ${e.message}`);
+        return new Promise<string>((r) => setTimeout(() => r(''), 500));
+      },
+    );
+  }
   for (const f of readdirSync(dir)) rmSync(join(dir, f), { force: true });
   const gauge = (name: string) => Number(new RegExp(`^pty_ws_${name} (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN);
   return gauge('nodejs_heap_size_used_bytes') + gauge('nodejs_external_memory_bytes');
