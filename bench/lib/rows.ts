@@ -53,7 +53,8 @@ export class Table {
   /** Every row with a target, one line each with its verdict: what the next engineer looks at first. */
   printTargets(): void {
     const judged = this.rows.filter((r) => r.target);
-    const width = Math.max(0, ...judged.map((r) => r.verdict.length));
+    if (judged.length === 0) return console.log('\ntargets: none among the figures of this run');
+    const width = Math.max(...judged.map((r) => r.verdict.length));
     console.log(`\ntargets: ${judged.filter((r) => r.verdict.startsWith('meets')).length} of ${judged.length} met`);
     for (const r of judged) console.log(`  ${r.verdict.padEnd(width)}  ${r.figure}: ${r.value}${r.ratio ? ` (${r.ratio})` : ''} — target ${r.target}`);
   }
