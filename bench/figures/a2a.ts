@@ -1,4 +1,4 @@
-// Figure 9 (BENCH_ONLY=a2a, issue 20): an A2A SendMessage of `echo hi` into an existing session,
+// Figure 9 (BENCH_ONLY=a2a): an A2A SendMessage of `echo hi` into an existing session,
 // round trip until the task is COMPLETED, with the real @a2a-js/sdk client made from the instance's
 // AgentCard (as test/helpers/a2a.ts does), on each standard binding (JSON-RPC, HTTP+JSON), the two
 // taking turns sample by sample so machine load falls on both alike.

@@ -1,7 +1,7 @@
 // Figure 2 interleaved: every system's echo samples are taken in rounds, one fresh session per
 // system per round, the order rotated each round, and pooled. On a VM shared with other work the
 // load changes within seconds: measuring one system after another would compare their moments,
-// not the systems (issue 20 asks for ttyd side by side, in the same run).
+// not the systems.
 import { startRelay } from '../lib/relay.ts';
 import { startBenchServer } from '../lib/server.ts';
 import { startTtyd, type TtydBinary } from '../lib/ttyd.ts';

@@ -1,10 +1,13 @@
-// Figure 3: one controller and N observers on one session; throughput per observer.
+// Figure 3: one controller and N observers on one session; each observer's receive rate, and what
+// the router spent per byte it delivered (every client's bytes together). With many observers the
+// bench's client, one process on the same cores, is what limits their receive rate, not the
+// router: the router's CPU per delivered byte is what says how fan-out scales.
 import { BenchClient } from '../lib/client.ts';
+import { sampleProcess, type ProcessSample } from '../lib/cpu.ts';
 import type { BenchServer } from '../lib/server.ts';
 import { median } from '../lib/stats.ts';
-import { startTtyd, type Ttyd, type TtydBinary } from '../lib/ttyd.ts';
-import { ECHO_ARGV, summarize, ttydEchoTimes } from './latency.ts';
-import { fileDigest, untilAll } from './throughput.ts';
+import { fileDigest, untilAll } from './output-baselines.ts';
+import { serverEcho } from './latency.ts';
 
 export interface FanOut {
   observers: number;
@@ -15,6 +18,10 @@ export interface FanOut {
   lagged: number;
   /** The controller got every byte, sha256-equal to the file. */
   verified: boolean;
+  /** Output bytes every client (controller and observers) received. */
+  deliveredBytes: number;
+  /** The router's CPU seconds (every thread) per 100 MB delivered. */
+  routerCpuPer100MBDelivered: number;
 }
 
 async function settled(clients: BenchClient[], size: number): Promise<void> {
@@ -24,6 +31,8 @@ async function settled(clients: BenchClient[], size: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+const cpuOf = (s: ProcessSample | null) => (s ? s.threads.reduce((a, t) => a + t.cpu, 0) : NaN);
 
 export async function fanOut(server: BenchServer, file: string, size: number, observers: number): Promise<FanOut> {
   const id = await server.createSession({ argv: ['/bin/sh', '-c', `stty raw -echo; sleep 2; cat ${file}; sleep 3600`] });
@@ -37,30 +46,42 @@ export async function fanOut(server: BenchServer, file: string, size: number, ob
     obs.push(o);
   }
   const everyone = [ctl, ...obs];
+  const before = sampleProcess(server.router.pid);
   await untilAll([ctl], size, 180_000);
   // An observer that lagged had Output dropped (and got a Keyframe instead): it never reaches
   // `size`, so it is done once nothing has reached it for a while.
   await untilAll(obs, size, 0).then(() => settled(obs, size));
+  const after = sampleProcess(server.router.pid);
   // An observer needs two receive times for a rate; one that lagged before its second is only counted as lagged.
   const rates = obs.filter((o) => o.lastByteAt > o.firstByteAt).map((o) => o.bytes / 1e6 / ((o.lastByteAt - o.firstByteAt) / 1000));
   for (const c of everyone) c.close();
-  return { observers, verified: ctl.bytes === size && ctl.hash.digest('hex') === (await fileDigest(file)), perObserverMBps: median(rates), slowestObserverMBps: Math.min(...rates), allComplete: everyone.every((c) => c.bytes >= size), lagged: obs.filter((o) => o.bytes < size).length };
+  await server.deleteSession(id);
+  const delivered = everyone.reduce((a, c) => a + c.bytes, 0);
+  return {
+    observers,
+    verified: ctl.bytes === size && ctl.hash.digest('hex') === (await fileDigest(file)),
+    perObserverMBps: median(rates),
+    slowestObserverMBps: Math.min(...rates),
+    allComplete: everyone.every((c) => c.bytes >= size),
+    lagged: obs.filter((o) => o.bytes < size).length,
+    deliveredBytes: delivered,
+    routerCpuPer100MBDelivered: ((cpuOf(after) - cpuOf(before)) * 100e6) / delivered,
+  };
 }
 
-/**
- * ttyd's single-client echo p99 for figure 3's target when figure 2 did not run: ttyd started with
- * ECHO_ARGV, `samples` echoes after `warmup`, stopped again. Not found, not starting or failing:
- * why, and the verdict is not judged.
- */
-export async function ttydEchoP99(binary: TtydBinary, samples: number, warmup: number): Promise<number | { skipped: string }> {
-  if (!('path' in binary)) return { skipped: `ttyd not found at ${binary.missing}` };
-  let ttyd: Ttyd | null = null;
-  try {
-    ttyd = await startTtyd(binary.path, ECHO_ARGV);
-    return summarize(await ttydEchoTimes(ttyd, samples, warmup)).p99;
-  } catch (e) {
-    return { skipped: `ttyd failed: ${(e as Error).message}` };
-  } finally {
-    await ttyd?.stop();
+export interface FanOutFigures {
+  one: FanOut;
+  observers: Record<10 | 32, FanOut & { echo: Awaited<ReturnType<typeof serverEcho>> }>;
+}
+
+/** 1, 10 and 32 observers on one router; the first run on a fresh router pays for its warm-up (JIT, the workers' first work) and is not the baseline. */
+export async function fanOutFigure(server: BenchServer, file: string, size: number): Promise<FanOutFigures> {
+  await fanOut(server, file, size, 1);
+  const one = await fanOut(server, file, size, 1);
+  const observers = {} as FanOutFigures['observers'];
+  for (const n of [10, 32] as const) {
+    const f = await fanOut(server, file, size, n);
+    observers[n] = { ...f, echo: await serverEcho(server, 200, 20, n) };
   }
+  return { one, observers };
 }

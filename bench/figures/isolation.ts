@@ -1,4 +1,4 @@
-// Figure 10 (BENCH_ONLY=isolation, issue 20): what one session flooding at full speed costs another
+// Figure 10 (BENCH_ONLY=isolation): what one session flooding at full speed costs another
 // session's keystroke echo. Session B (ECHO_ARGV, one binary controller) is measured alone and
 // then while session A prints base64 of /dev/urandom as fast as the pipeline takes it to one
 // binary client reading it in a child process (bench/lib/drain.ts: the bench's own event loop only

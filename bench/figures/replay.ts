@@ -1,23 +1,37 @@
-// Figure 4: reconnect with replay_from 1000 frames back → time to the Keyframe; again with 100k
-// frames retained. Baseline: a join without replay on the same session.
+// Figure 4: reconnect with replay_from 1000 frames back → time to the Keyframe, at each frame size
+// the figure produces (REPLAY_FRAME_BYTES, ~3k frames retained), and with ~100k frames retained
+// of an interactive pace. Baseline: a join without replay on the same session.
 import { writeFileSync } from 'node:fs';
 import { BenchClient } from '../lib/client.ts';
 import type { BenchServer } from '../lib/server.ts';
 import { spread, type Spread } from '../lib/stats.ts';
 
+/** Output bytes per frame of the sized runs: one 80-column line, a burst of lines, a whole PTY read (the line discipline hands over at most 4 KiB). */
+export const REPLAY_FRAME_BYTES = [80, 800, 4000];
+
 /**
- * Prints a numbered 80-column line every ~50 µs until `stop` exists, then idles, so the replay is
- * measured on a quiet session. Paced rather than flat out: a flat-out printer fills 64 KiB frames,
- * and a replay of those measures bulk transfer, not the catch-up of an interactive terminal.
+ * Prints numbered 80-column lines until `stop` exists, then idles, so the replay is measured on a
+ * quiet session. `frameBytes` null: a line every ~50 µs (a busy-wait), the pace of an interactive
+ * terminal, frames as large as the host's reads make them at the machine's load (~400–900 B).
+ * A number: that many bytes in one write, then 2 ms asleep, so each write is read, and logged, as
+ * one frame of that size.
  */
-const producer = (stop: string) => [
+const producer = (stop: string, frameBytes: number | null) => [
   process.execPath,
   '-e',
-  `const fs = require('fs'); let i = 0;
-   for (;;) {
-     if (i % 1000 === 0 && fs.existsSync(${JSON.stringify(stop)})) break;
-     fs.writeSync(1, ('line ' + i++).padEnd(78, '.') + '\\r\\n');
-     const t = process.hrtime.bigint(); while (process.hrtime.bigint() - t < 50000n);
+  `const fs = require('fs'); const size = ${JSON.stringify(frameBytes)}; let i = 0;
+   const nap = new Int32Array(new SharedArrayBuffer(4));
+   const line = () => ('line ' + i++).padEnd(78, '.') + '\\r\\n';
+   for (let n = 0; ; n++) {
+     if (n % 100 === 0 && fs.existsSync(${JSON.stringify(stop)})) break;
+     if (size === null) {
+       fs.writeSync(1, line());
+       const t = process.hrtime.bigint(); while (process.hrtime.bigint() - t < 50000n);
+     } else {
+       let s = ''; while (s.length < size) s += line();
+       fs.writeSync(1, s.slice(0, size));
+       Atomics.wait(nap, 0, 0, 2);
+     }
    }
    setInterval(() => {}, 1e9);`,
 ];
@@ -41,6 +55,8 @@ async function timeToKeyframe(server: BenchServer, id: string, replayFrom: numbe
 }
 
 export interface ReplayFigures {
+  /** The producer's frame size (null: an interactive pace, frames as the load makes them). */
+  producedFrameBytes: number | null;
   retained: number;
   replayedFrames: number;
   /** Mean output bytes per replayed frame. */
@@ -57,9 +73,9 @@ export interface ReplayFigures {
 const WARM_UP = 3;
 
 /** Produces output until `retained` frames are logged, then measures `runs` reconnects. */
-export async function replay(server: BenchServer, retained: number, runs: number): Promise<ReplayFigures> {
-  const stop = `${server.dir}/stop-${retained}`;
-  const id = await server.createSession({ argv: producer(stop) });
+export async function replay(server: BenchServer, retained: number, runs: number, frameBytes: number | null): Promise<ReplayFigures> {
+  const stop = `${server.dir}/stop-${retained}-${frameBytes}`;
+  const id = await server.createSession({ argv: producer(stop, frameBytes) });
   const ctl = await BenchClient.connect(server.attachUrl(id), server.token, true);
   await ctl.join('controller');
   const started = Date.now();
@@ -91,5 +107,14 @@ export async function replay(server: BenchServer, retained: number, runs: number
     plain.push((await timeToKeyframe(server, id, null)).ms);
   }
   ctl.close();
-  return { retained: seq, replayedFrames, frameBytes: replayedBytes / Math.max(1, replayedFrames), productionSeconds, replay1000: spread(withReplay), joinWithoutReplay: spread(plain), firstReplayMs };
+  await server.deleteSession(id);
+  return { producedFrameBytes: frameBytes, retained: seq, replayedFrames, frameBytes: replayedBytes / Math.max(1, replayedFrames), productionSeconds, replay1000: spread(withReplay), joinWithoutReplay: spread(plain), firstReplayMs };
+}
+
+/** Each sized run at ~3k retained, then ~100k retained at an interactive pace. */
+export async function replayFigure(server: BenchServer, runs: number): Promise<ReplayFigures[]> {
+  const out: ReplayFigures[] = [];
+  for (const size of REPLAY_FRAME_BYTES) out.push(await replay(server, 2000, runs, size));
+  out.push(await replay(server, 100_000, runs, null));
+  return out;
 }

@@ -17,11 +17,19 @@ export const sp = (s: Spread, unit: string, fmt = f1): string => `${fmt(s.median
 export const pcts = (x: { p50: number; p90: number; p99: number }): string => `p50 ${f2(x.p50)} / p90 ${f2(x.p90)} / p99 ${f2(x.p99)} ms`;
 
 /**
- * `ok`: true / false for a target met or missed, a string when the target could not be judged in
- * this run (why: e.g. ttyd skipped), null for a row without a target.
+ * `ok`: true / false for a target met or missed, `{ met, stretch }` for one with a stretch goal, a
+ * string when the target could not be judged in this run (why: e.g. ttyd skipped), null for a row
+ * without a target.
  */
-export type Verdict = boolean | string | null;
-const verdictText = (ok: Verdict): string => (ok === null ? '' : ok === true ? 'meets' : ok === false ? 'MISSES target' : `not judged: ${ok}`);
+export type Verdict = boolean | { met: boolean; stretch: boolean } | string | null;
+
+function verdictText(ok: Verdict): string {
+  if (ok === null) return '';
+  if (typeof ok === 'string') return `not judged: ${ok}`;
+  const met = typeof ok === 'boolean' ? ok : ok.met;
+  if (!met) return 'MISSES target';
+  return typeof ok === 'boolean' ? 'meets' : ok.stretch ? 'meets, stretch too' : 'meets, not the stretch';
+}
 
 export class Table {
   readonly rows: Row[] = [];
@@ -42,10 +50,12 @@ export class Table {
     for (const r of this.rows) console.log(line(r));
   }
 
-  /** Issue 20's targets (target text marked `(issue 20)`), one line each: what the next engineer looks at first. */
-  printIssue20(): void {
-    const mine = this.rows.filter((r) => r.target.includes('(issue 20)'));
-    console.log(`\nissue 20 targets: ${mine.filter((r) => r.verdict === 'meets').length} of ${mine.length} met`);
-    for (const r of mine) console.log(`  ${r.verdict.padEnd(13)}  ${r.figure}: ${r.value}${r.ratio ? ` (${r.ratio})` : ''} — target ${r.target.replace(' (issue 20)', '')}`);
+  /** Every row with a target, one line each with its verdict: what the next engineer looks at first. */
+  printTargets(): void {
+    const judged = this.rows.filter((r) => r.target);
+    if (judged.length === 0) return console.log('\ntargets: none among the figures of this run');
+    const width = Math.max(...judged.map((r) => r.verdict.length));
+    console.log(`\ntargets: ${judged.filter((r) => r.verdict.startsWith('meets')).length} of ${judged.length} met`);
+    for (const r of judged) console.log(`  ${r.verdict.padEnd(width)}  ${r.figure}: ${r.value}${r.ratio ? ` (${r.ratio})` : ''} — target ${r.target}`);
   }
 }

@@ -33,14 +33,6 @@ export async function startBenchServer(env: Record<string, string> = {}, nodeArg
   let err = '';
   router.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   router.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const deadline = Date.now() + 20_000;
-  while (!/dev token:\s+(\S+)/.test(out)) {
-    if (Date.now() > deadline || router.exitCode !== null) throw new Error(`router did not start: ${err}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const origin = /listening on (http:\/\/\S+)/.exec(out)![1]!;
-  const token = /dev token:\s+(\S+)/.exec(out)![1]!;
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const hostPid = (): number | null => {
     try {
       // Any of the router's threads may have spawned it: each task lists its own children.
@@ -50,6 +42,22 @@ export async function startBenchServer(env: Record<string, string> = {}, nodeArg
       return null;
     }
   };
+  // From the sources (tsx compiles them at start) on a loaded machine, a start can take tens of seconds.
+  const deadline = Date.now() + 90_000;
+  while (!/dev token:\s+(\S+)/.test(out)) {
+    if (Date.now() > deadline || router.exitCode !== null) {
+      // A PTY host outlives its router by design: a start given up on ends both.
+      const host = hostPid();
+      if (host) process.kill(host, 'SIGKILL');
+      router.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`router did not start in 90 s: ${err}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const origin = /listening on (http:\/\/\S+)/.exec(out)![1]!;
+  const token = /dev token:\s+(\S+)/.exec(out)![1]!;
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const rssOf = (pid: number | null | undefined): number => {
     if (!pid) return NaN;
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

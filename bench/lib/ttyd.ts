@@ -1,5 +1,5 @@
 // The competitor, ttyd (C, one process, libwebsockets + libuv), started on loopback as a child
-// process so figures 1 and 2 measure it in the same run (issue 20). How to run it and its
+// process so figures 1 and 2 measure it in the same run. How to run it and its
 // WebSocket protocol: ../shared/bin/README.md (path /ws, subprotocol `tty`, a JSON size message
 // first, then '0'+bytes both ways).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
