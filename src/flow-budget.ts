@@ -84,13 +84,20 @@ export const CONSUMER_MARKS = {
 
 /**
  * The router-wide backstop, all sessions together: past it the router stops reading the host
- * link, which pauses every PTY. The log's is under the store's 64 MiB queue cap, past which
- * frames would be dropped.
+ * link, which pauses every PTY. The log's is under LOG_QUEUE_CAP_BYTES, past which frames would
+ * be dropped.
  */
 export const ROUTER_BACKSTOP_MARKS = {
   screens: { high: 32 * MiB, low: 8 * MiB },
   log: { high: 32 * MiB, low: 16 * MiB },
 } as const;
+
+/**
+ * Log frames the store queues for the database at most (storage/store.ts): past it the oldest are
+ * given up on (reported as lost). Twice ROUTER_BACKSTOP_MARKS.log.high, so the backstop stops
+ * reading long before a frame is dropped while commits are merely slow.
+ */
+export const LOG_QUEUE_CAP_BYTES = 64 * MiB;
 
 // ---------------------------------------------------------------- the router's turns
 
