@@ -110,10 +110,7 @@ export class EventStream {
 
   /** The credit loop: the connection's router took `bytes` more of the session's output. */
   credit(conn: Connection, sessionId: string, bytes: number): void {
-    if (this.#subscribers.get(conn)?.credit?.taken(sessionId, bytes)) {
-      this.#log.log('debug', 'session output resumed: the router took its output', { sessionId });
-      this.#onFlow(sessionId);
-    }
+    if (this.#subscribers.get(conn)?.credit?.taken(sessionId, bytes)) this.#onFlow(sessionId);
   }
 
   congestion(conn: Connection, congested: boolean): void {
