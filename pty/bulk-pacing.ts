@@ -6,14 +6,12 @@
 // after each BULK_BYTES it rests as long as it has just read (at most MAX_REST_MS). A session that
 // prints less than that, and every session while nobody types elsewhere, is never paced.
 
-/** Input this recent makes a session interactive. */
-const INTERACTIVE_MS = 2000;
-/** Output at least this fast, over at least BULK_BYTES, makes a session bulk. */
-const BULK_BYTES = 16 * 1024;
-const BULK_BYTES_PER_S = 1024 * 1024;
-/** A pause in a session's output this long ends its streak: what follows is measured afresh. */
-const STREAK_GAP_MS = 50;
-const MAX_REST_MS = 100;
+// A rate limit for fairness, not flow control: the credit loop (credit-loop.ts) bounds what a
+// session has in flight; this bounds how much of the machine a flood takes. Figures: BULK_PACING
+// in src/flow-budget.ts.
+import { BULK_PACING } from '../src/flow-budget.ts';
+
+const { INTERACTIVE_MS, BULK_BYTES, BULK_BYTES_PER_S, STREAK_GAP_MS, MAX_REST_MS } = BULK_PACING;
 
 interface Streak {
   /** When this stretch of reading began (after the last rest, or the first output of the streak). */

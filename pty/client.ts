@@ -5,6 +5,7 @@
 import type { HostResume, LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../src/ports.ts';
 import { AckBatch } from './ack-batch.ts';
 import { encodeWriteFrame } from './binary-frame.ts';
+import { CreditLoop } from './credit-loop.ts';
 import { FrameDecoder } from './frame-decoder.ts';
 import { InputInFlight } from './input-in-flight.ts';
 import { HostMessageSchema, MAX_BODY_BYTES, PROTOCOL_VERSION, PtyHostError, type HostFeature, type HostMessage, type Request, encodeFrame } from './protocol.ts';
@@ -23,7 +24,7 @@ export interface HostSocket {
   destroy(): void;
   readonly writable: boolean;
   readonly closed: boolean;
-  /** Stops reading: the host sees a full buffer and pauses its PTYs (flow control). */
+  /** Stops reading: the host sees a full buffer and pauses its PTYs (link backpressure). */
   pause(): void;
   resume(): void;
   /** Called once, before any event can fire: `error` (if any) comes before `close`, which comes once. */
@@ -80,9 +81,13 @@ export class PtyHostConnection implements PtyHost {
   #nextWid = 1;
   /** Resizes waiting for their `resized`, by rid: answered synchronously as the reply is read. */
   readonly #resizes = new Map<number, { done(error?: string): void; timer: ReturnType<typeof setTimeout> }>();
-  /** Flow control: paused for all sessions (pauseEvents), and the sessions paused one by one. */
+  /** The router-wide backstop holds the link (pauseEvents). */
   #allPaused = false;
-  readonly #pausedSessions = new Set<string>();
+  /**
+   * The credit loop run on this side, for a host without `session_credit` (an older one): it can
+   * only be paused whole, so this connection stops reading while any session is out of credit.
+   */
+  #localCredit: CreditLoop | undefined;
   /** Set once the connection is over, whether by close() or by losing it. */
   #ended = false;
   #lossReason: string | undefined;
@@ -151,19 +156,27 @@ export class PtyHostConnection implements PtyHost {
 
   /**
    * Session events (and whatever the host held while no router listened) flow from now on.
-   * `window`: each session's unacknowledged output bound, for a caller that acknowledges every
-   * event once handled (docs/protocol.md §9.3); a host without the feature gets no such key.
+   * `credit`: the caller gives credit back as it takes each session's output (credit()), so the
+   * credit loop bounds each session: at the host when it runs the loop (`session_credit`), else here.
    */
-  startEvents(resume?: HostResume, window?: number): void {
+  startEvents(resume?: HostResume, credit = false): void {
     // Output in binary form from a host that has it (docs/protocol.md §9.2); an older one gets no such key.
     const binaryData = this.supports('binary_data') ? { binaryData: true } : {};
-    const bounded = window !== undefined && this.supports('session_window') ? { window } : {};
-    this.#send({ t: 'events', ...(resume ? { resume } : {}), ...binaryData, ...bounded });
+    const atHost = credit && this.supports('session_credit');
+    this.#localCredit = credit && !atHost ? new CreditLoop() : undefined;
+    this.#applySocketFlow();
+    this.#send({ t: 'events', ...(resume ? { resume } : {}), ...binaryData, ...(atHost ? { credit: true } : {}) });
   }
 
-  /** Sent with the turn's other acks (ack-batch.ts). */
+  /** Durability, sent with the turn's other returns (ack-batch.ts). */
   ack(sessionId: string, n: number): void {
     this.#acks.add(sessionId, n);
+  }
+
+  /** The credit loop: `bytes` more of the session's output are taken (sent with the turn's other returns). */
+  credit(sessionId: string, bytes: number): void {
+    if (!this.#localCredit) return this.#acks.credit(sessionId, bytes);
+    if (this.#localCredit.taken(sessionId, bytes)) this.#applySocketFlow();
   }
 
   /** Whether the host named this feature in its greeting (pty/protocol.ts, HOST_FEATURES). */
@@ -181,21 +194,8 @@ export class PtyHostConnection implements PtyHost {
     this.#applySocketFlow();
   }
 
-  /**
-   * One session's PTY paused at the host (docs/protocol.md §9.3). A host without `session_flow`
-   * can only pause them all: then this connection stops reading while any session is paused.
-   */
-  pauseSession(sessionId: string, paused: boolean): void {
-    if (paused === this.#pausedSessions.has(sessionId)) return;
-    if (paused) this.#pausedSessions.add(sessionId);
-    else this.#pausedSessions.delete(sessionId);
-    if (this.supports('session_flow')) this.#send({ t: 'flow', sessionId, paused });
-    else this.#applySocketFlow();
-  }
-
   #applySocketFlow(): void {
-    const paused = this.#allPaused || (!this.supports('session_flow') && this.#pausedSessions.size > 0);
-    if (paused) this.#socket.pause();
+    if (this.#allPaused || this.#localCredit?.anyPaused) this.#socket.pause();
     else this.#socket.resume();
   }
 
@@ -350,9 +350,11 @@ export class PtyHostConnection implements PtyHost {
         this.#greet = undefined;
         return;
       case 'data':
+        if (this.#localCredit?.sent(msg.sessionId, msg.data.byteLength)) this.#applySocketFlow();
         this.#notify((l) => l.onData(msg.sessionId, msg.data, msg.n));
         return;
       case 'exit':
+        if (this.#localCredit?.forget(msg.sessionId)) this.#applySocketFlow();
         this.#notify((l) => l.onExit(msg.sessionId, { exitCode: msg.exitCode, signal: msg.signal }, msg.n));
         return;
       case 'resized': {

@@ -32,6 +32,11 @@ export class FrameDecoder<S extends MessageSchema> {
   #rest = new Uint8Array(0);
   /** each(): where a frame split across chunks is put together for its one handler call. */
   #joined: Uint8Array | undefined;
+  /**
+   * Frames decoded, how many of them arrived split across chunks, and the bytes copied to put
+   * them together: what the link's read size and the host's frame size (src/flow-budget.ts) cost.
+   */
+  readonly stats = { frames: 0, split: 0, copiedBytes: 0 };
 
   constructor(schema: S, maxFrameBytes = MAX_FRAME_BYTES) {
     this.#schema = schema;
@@ -50,8 +55,8 @@ export class FrameDecoder<S extends MessageSchema> {
    * is valid only until `handle` returns. Keeps a copy of what is left over. Throws ProtocolError.
    */
   each(chunk: Uint8Array, handle: (msg: v.InferOutput<S>) => void): void {
-    this.push(chunk);
     this.#joined ??= new Uint8Array(0);
+    this.push(this.#completeRest(chunk));
     try {
       for (let msg = this.next(); msg; msg = this.next()) handle(msg);
     } finally {
@@ -79,6 +84,7 @@ export class FrameDecoder<S extends MessageSchema> {
     if (rest < 4) throw new ProtocolError(`frame of ${rest} bytes is too short`);
     if (this.#buffered < 4 + rest) return undefined;
     const frame = this.#take(4 + rest);
+    this.stats.frames++;
     const headerLength = readU32(frame, 4);
     if (headerLength >= BINARY_TAG_MIN) return this.#binary(frame);
     if (headerLength > rest - 4) throw new ProtocolError(`header of ${headerLength} bytes overruns its frame`);
@@ -144,6 +150,8 @@ export class FrameDecoder<S extends MessageSchema> {
       return first.subarray(0, n);
     }
     const out = this.#joinedBuffer(n);
+    this.stats.split++;
+    this.stats.copiedBytes += n;
     let filled = 0;
     while (filled < n) {
       const chunk = this.#chunks[0];
@@ -164,24 +172,55 @@ export class FrameDecoder<S extends MessageSchema> {
     return this.#joined.subarray(0, n);
   }
 
-  /** each(): what is still buffered moves into #rest, the decoder's own memory, before the caller reuses its chunk. */
+  /**
+   * each(): a frame begun in #rest (sized for all of it by #keepRest) is completed there from
+   * `chunk`, so its bytes are copied once, never joined again; returns what is left of the chunk.
+   */
+  #completeRest(chunk: Uint8Array): Uint8Array {
+    const kept = this.#chunks[0];
+    if (this.#chunks.length !== 1 || kept?.buffer !== this.#rest.buffer || kept.byteOffset !== this.#rest.byteOffset || kept.byteLength < 4) return chunk;
+    const frameBytes = 4 + readU32(kept, 0);
+    if (frameBytes > this.#rest.byteLength) return chunk;
+    const n = Math.min(frameBytes - kept.byteLength, chunk.byteLength);
+    this.#rest.set(chunk.subarray(0, n), kept.byteLength);
+    this.#chunks[0] = this.#rest.subarray(0, kept.byteLength + n);
+    this.#buffered += n;
+    this.stats.copiedBytes += n;
+    if (kept.byteLength + n === frameBytes) this.stats.split++;
+    return chunk.subarray(n);
+  }
+
+  /**
+   * each(): what is still buffered moves into #rest, the decoder's own memory, before the caller
+   * reuses its chunk; #rest has room for the whole frame it begins (when its length is there), so
+   * #completeRest can finish it in place.
+   */
   #keepRest(): void {
     if (this.#buffered === 0) return;
+    let need = this.#buffered;
+    if (need >= 4) {
+      const frameBytes = 4 + readU32(this.#peek(4), 0);
+      if (frameBytes <= this.#maxFrameBytes + 4) need = Math.max(need, frameBytes);
+    }
     const parts = this.#chunks.splice(0);
     let rest = this.#rest;
     let at = 0;
-    if (rest.byteLength < this.#buffered) {
-      rest = new Uint8Array(Math.max(this.#buffered, rest.byteLength * 2));
+    if (rest.byteLength < need) {
+      rest = new Uint8Array(Math.max(need, rest.byteLength * 2));
     } else if (parts[0]!.buffer === rest.buffer) {
       // Still in #rest: moved to its start if a frame before it was taken (copyWithin is a memmove).
       const kept = parts.shift()!;
       const from = kept.byteOffset - rest.byteOffset;
-      if (from > 0) rest.copyWithin(0, from, from + kept.byteLength);
+      if (from > 0) {
+        rest.copyWithin(0, from, from + kept.byteLength);
+        this.stats.copiedBytes += kept.byteLength;
+      }
       at = kept.byteLength;
     }
     for (const part of parts) {
       rest.set(part, at);
       at += part.byteLength;
+      this.stats.copiedBytes += part.byteLength;
     }
     this.#rest = rest;
     this.#chunks.push(rest.subarray(0, at));

@@ -123,10 +123,13 @@ export class PtyHostServer {
         conn.send(encodeFrame({ t: 'listed', rid: req.rid, sessions: [...[...this.#sessions.values()].map((s) => ({ ...s.info })), ...this.#events.unreported] }));
         return;
       case 'events':
-        this.#events.subscribe(conn, req.resume, req.binaryData === true, req.window);
+        this.#events.subscribe(conn, req.resume, req.binaryData === true, req.credit === true);
         return;
       case 'ack':
         this.#events.ack(req.sessionId, req.n);
+        return;
+      case 'credit':
+        this.#events.credit(conn, req.sessionId, req.bytes);
         return;
       case 'write':
         this.#write(conn, req.sessionId, req.data, req.wid);
@@ -136,9 +139,6 @@ export class PtyHostServer {
         if (req.rid !== undefined) conn.send(encodeFrame(error === undefined ? { t: 'resized', rid: req.rid } : { t: 'resized', rid: req.rid, error }));
         return;
       }
-      case 'flow':
-        this.#events.hold(conn, req.sessionId, req.paused);
-        return;
       case 'kill':
         this.#kill(conn, req.sessionId, req.signal ?? 'SIGHUP');
         return;
@@ -335,7 +335,7 @@ export class PtyHostServer {
     });
   }
 
-  /** The EventStream's verdict, applied to each PTY (or to the one it names): paused (all, or the ones held), or reading. */
+  /** The EventStream's verdict, applied to each PTY (or to the one it names): paused (all, or the ones out of credit or resting), or reading. */
   #applyFlow(sessionId?: string): void {
     if (sessionId === undefined) for (const session of this.#sessions.values()) this.#flow(session);
     else {

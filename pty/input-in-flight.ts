@@ -3,11 +3,10 @@
 // session's input shares would take whatever the router wrote: a controller flooding a program
 // that never reads would queue gigabytes in the router, and every other session's keystrokes
 // would wait behind them (an echo of 5 ms became 31 s). So each session may have at most
-// INPUT_IN_FLIGHT_BYTES written to the socket and not yet handed to the OS; past that its input is
-// refused (PTY_WRITE_FAILED to its sender), and another session's waits behind no more than that.
-
-/** Input of one session written to the host socket and not yet handed to the OS, at most. */
-export const INPUT_IN_FLIGHT_BYTES = 1024 * 1024;
+// INPUT_IN_FLIGHT_BYTES (src/flow-budget.ts) written to the socket and not yet handed to the OS;
+// past that its input is refused (PTY_WRITE_FAILED to its sender), and another session's waits
+// behind no more than that. The input direction's bound: output has the credit loop.
+import { INPUT_IN_FLIGHT_BYTES } from '../src/flow-budget.ts';
 
 export class InputInFlight {
   readonly #bytes = new Map<string, number>();

@@ -49,16 +49,16 @@ const spawnErrorCodes = ['not_found', 'bad_cwd', 'bad_env', 'exists', 'backend_u
  * What a host can do beyond protocol 2's first form, named in its `hello` (docs/protocol.md §9.2).
  * A router sends the requests below only to a host that names them, so hosts and routers of
  * different releases still talk (a multiplexer host outlives a router upgrade).
- * - `session_flow`: `flow {sessionId, paused}` pauses one session's PTY.
  * - `resize_reply`: a `resize` with a `rid` is answered with `resized {rid, error?}`.
  * - `write_failures`: a `write` with a `wid` that cannot be written is answered with `write_failed`.
  * - `binary_data`: the host reads `write` in binary form (binary-frame.ts), and sends `data` in it
  *   to a connection whose `events` asked with `binaryData`.
- * - `session_window`: an `events` with a `window` bounds each session's unacknowledged output
- *   (output-credit.ts).
+ * - `session_credit`: the host runs the credit loop (credit-loop.ts) for a connection whose `events`
+ *   asked with `credit`, which then gives credit back with `credit`. A host without it (older, it
+ *   named `session_flow` and `session_window` instead) is bounded by the router stopping reading.
  * - `shutdown`: a host a router started (`hello.startedBy`) stops on `shutdown`, as on SIGTERM.
  */
-export const HOST_FEATURES = ['session_flow', 'resize_reply', 'write_failures', 'binary_data', 'session_window', 'shutdown'] as const;
+export const HOST_FEATURES = ['resize_reply', 'write_failures', 'binary_data', 'session_credit', 'shutdown'] as const;
 export type HostFeature = (typeof HOST_FEATURES)[number];
 
 /** Router → host. */
@@ -69,23 +69,23 @@ export const RequestSchema = v.variant('t', [
   // `resume`: what the router already logged of this host's events (docs/protocol.md §3.4); the
   // host sends again every event it has not had acknowledged, but those.
   // `binaryData`: send `data` in binary form (feature binary_data; a host without it drops the key).
-  // `window`: this router acknowledges each event once handled, so a session may have at most this
-  // many output bytes unacknowledged before its PTY pauses (feature session_window).
+  // `credit`: this router gives credit back as it takes output, so run the credit loop for it
+  // (feature session_credit).
   v.object({
     t: v.literal('events'),
     resume: v.optional(v.object({ epoch: v.string(), after: v.record(v.string(), int) })),
     binaryData: v.optional(v.boolean()),
-    window: v.optional(v.pipe(int, v.minValue(1))),
+    credit: v.optional(v.boolean()),
   }),
-  // The router has logged the session's events up to `n`: the host forgets them.
+  // Durability: the router has journaled the session's events up to `n`, so the host forgets them.
   v.object({ t: v.literal('ack'), sessionId: id, n: int }),
+  // The credit loop: the router took `bytes` more of the session's output (feature session_credit).
+  v.object({ t: v.literal('credit'), sessionId: id, bytes: v.pipe(int, v.minValue(1)) }),
   // `wid`: answer with write_failed if these bytes cannot be written (feature write_failures).
   v.object({ t: v.literal('write'), sessionId: id, data: body, wid: v.optional(rid) }),
   // `rid`: answer with `resized` once applied or refused (feature resize_reply).
   v.object({ t: v.literal('resize'), sessionId: id, cols: int, rows: int, rid: v.optional(rid) }),
   v.object({ t: v.literal('kill'), sessionId: id, signal: v.optional(v.string()) }),
-  // This connection holds one session's PTY paused, or lets it go (feature session_flow).
-  v.object({ t: v.literal('flow'), sessionId: id, paused: v.boolean() }),
   // The host stops as on SIGTERM; only one a router started does (feature shutdown).
   v.object({ t: v.literal('shutdown') }),
 ]);

@@ -10,10 +10,8 @@
 
 import { writeSync } from 'node:fs';
 import type { IPty } from 'node-pty';
+import { PTY_INPUT_CAP_BYTES } from '../src/flow-budget.ts';
 import type { Logger } from '../src/ports.ts';
-
-/** Input of one session the kernel has not taken yet, at most; past it writes are refused. */
-export const PTY_INPUT_CAP_BYTES = 1024 * 1024;
 
 /** A queue the kernel will not take is tried again after 1 ms, backing off to this while nothing is taken. */
 const RETRY_MAX_MS = 50;

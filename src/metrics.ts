@@ -13,7 +13,7 @@ export const COUNTERS = {
   log_budget_pruned_bytes_total: { help: 'Log bytes deleted to keep within a budget: session (PTY_WS_SESSION_LOG_BUDGET_BYTES), ended or live (PTY_WS_LOG_BUDGET_BYTES)', labels: ['scope'] },
   log_budget_refusals_total: { help: 'Sessions refused with LOG_BUDGET_EXCEEDED', labels: [] },
   lagged_clients_total: { help: 'Times a client fell behind and had Output dropped (PTY_OUTPUT_LAGGED)', labels: [] },
-  flow_pauses_total: { help: 'Times flow control paused PTY output, by what fell behind: screen, log or clients (one session), all_screens or all_log (every session)', labels: ['cause'] },
+  flow_pauses_total: { help: 'Times flow control held PTY output back, by what fell behind: screen, log or clients (one session: its credit withheld), all_screens or all_log (the router-wide backstop, every session)', labels: ['cause'] },
   keyframes_total: { help: 'Keyframes produced, by occasion', labels: ['occasion'] },
   screen_failures_total: { help: "Times a session's screen model threw (it is rebuilt from the log, up to 3 times a session)", labels: [] },
   upgrade_rejections_total: { help: 'Attach upgrades refused before the upgrade, by HTTP status', labels: ['status'] },

@@ -109,22 +109,23 @@ export interface PtyHost {
    * Session events flow to the listeners from now on: first what the host held while no router
    * received them (output, exits), and whatever it sent that no router acknowledged but
    * `resume` names as logged, then live ones. Call once the sessions list() named are
-   * ready for their events, and again after each onHostRestored. `window`: for a caller that
-   * acks every event once handled, each session's unacknowledged output bound (docs/protocol.md §9.3).
+   * ready for their events, and again after each onHostRestored. `credit`: the caller gives
+   * credit back for every session's output as it takes it (credit()), so each session runs the
+   * credit loop (docs/architecture.md, "The credit loop"); without it output is not bounded.
    */
-  startEvents(resume?: HostResume, window?: number): void;
-  /** The session's events up to `n` are logged (or were of no use): the host need not send them again. */
+  startEvents(resume?: HostResume, credit?: boolean): void;
+  /** Durability: the session's events up to `n` are journaled (or were of no use): the host need not send them again. */
   ack(sessionId: string, n: number): void;
+  /**
+   * The credit loop: `bytes` more of the session's output are taken. A session whose output is
+   * not taken pauses alone once the loop's high mark is untaken; other sessions flow on.
+   */
+  credit(sessionId: string, bytes: number): void;
   /** The connected host's id for its event numbers; null when none is connected, or it does not number them. */
   readonly epoch: string | null;
-  /** Flow control for every session: stop reading session events (the host pauses its PTYs meanwhile) and start again. */
+  /** The router-wide backstop: stop reading session events (the host pauses every PTY meanwhile) and start again. */
   pauseEvents(): void;
   resumeEvents(): void;
-  /**
-   * Flow control for one session: the host stops reading its PTY (its program blocks on output)
-   * until it is resumed; other sessions flow on (docs/architecture.md, "Router flow control").
-   */
-  pauseSession(sessionId: string, paused: boolean): void;
   close(): Promise<void>;
 }
 

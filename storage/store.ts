@@ -1,5 +1,6 @@
 import type { InValue, ResultSet } from '@libsql/client';
 import { and, asc, count, desc, eq, lt, min, ne, sql } from 'drizzle-orm';
+import { LOG_QUEUE_CAP_BYTES } from '../src/flow-budget.ts';
 import type { LogEntry, Logger, LogLoss, LostRange, QueueListener, SequenceState, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
@@ -121,7 +122,7 @@ export class LibsqlStore implements Store {
       flushIntervalMs: options.flushIntervalMs ?? 5,
       maxBatch: options.maxBatch ?? 500,
       maxBatchBytes: options.maxBatchBytes ?? 1024 * 1024,
-      maxQueuedBytes: options.maxQueuedBytes ?? 64 * 1024 * 1024,
+      maxQueuedBytes: options.maxQueuedBytes ?? LOG_QUEUE_CAP_BYTES,
       retryDelaysMs: options.retryDelaysMs ?? [50, 200, 1000, 3000],
       logger: options.logger,
     });

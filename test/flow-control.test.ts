@@ -22,14 +22,14 @@ function slowConsumer(host: PtyHost): PtyHost {
     resize: (id, cols, rows, done) => host.resize(id, cols, rows, done),
     kill: (id, signal) => host.kill(id, signal),
     list: () => host.list(),
-    startEvents: (resume, window) => host.startEvents(resume, window),
+    startEvents: (resume, credit) => host.startEvents(resume, credit),
     ack: (id, n) => host.ack(id, n),
     get epoch() {
       return host.epoch;
     },
     pauseEvents: () => host.pauseEvents(),
     resumeEvents: () => host.resumeEvents(),
-    pauseSession: (id, paused) => host.pauseSession(id, paused),
+    credit: (id, bytes) => host.credit(id, bytes),
     close: () => host.close(),
     subscribe: (listener) =>
       host.subscribe({
@@ -93,9 +93,9 @@ it('50 MB printed in a PTY arrive complete in the log and at a client that keeps
   const seqs = log.map((e) => e.sequence);
   expect(seqs).toEqual(seqs.map((_, i) => 1 + i));
 
-  // The host did have to hold the PTY back (the session at its window, docs/protocol.md §9.3, or
-  // every PTY for a full socket), and the screen model kept every byte too.
-  expect(server.logs.some((l) => l.includes('"session output held: its window is full"') || l.includes('"output paused"'))).toBe(true);
+  // The host did have to hold the PTY back (the session's credit loop at its high mark,
+  // docs/protocol.md §9.3, or every PTY for a full socket), and the screen model kept every byte too.
+  expect(server.logs.some((l) => l.includes('"session output held: the router has not taken it"') || l.includes('"output paused"'))).toBe(true);
   const after = await TestClient.connect(s.attach_url, { token: server.devToken });
   await after.join({ role: 'observer' });
   expect(after.screen()).toContain(content.subarray(SIZE - 60).toString());

@@ -14,7 +14,7 @@ const ROOT = resolve(new URL('..', import.meta.url).pathname);
  * The first pattern a path matches names its layer.
  */
 const LAYERS: Array<[string, RegExp]> = [
-  ['base', /^src\/(bytes|next-turn|errors|ids|ports|config|logger|metrics|banner|session-confinement|private-files|state-lock|instance-lease|instance-registry|readiness|retention-sweep|version|address-group)\.ts$|^src\/protocol\//],
+  ['base', /^src\/(bytes|flow-budget|next-turn|errors|ids|ports|config|logger|metrics|banner|session-confinement|private-files|state-lock|instance-lease|instance-registry|readiness|retention-sweep|version|address-group)\.ts$|^src\/protocol\//],
   ['parts', /^src\/(auth|client|recording|shares|pty-host)\/|^storage\/|^pty\/(?!(main|host-process)\.ts$)/],
   ['hub', /^src\/hub\//],
   ['tasks', /^src\/tasks\//],

@@ -1,5 +1,5 @@
-// Flow control between the PTY and the replay log's writer: with commits slower than the PTY
-// prints, the router pauses the PTY instead of letting the write queue grow toward the store's
+// The credit loop and the replay log's writer: with commits slower than the PTY prints, the router
+// withholds the session's credit, so the host pauses the PTY, instead of letting the write queue grow toward the store's
 // cap (where it would drop frames). Nothing is lost, and the queue stays near its high mark.
 import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -61,8 +61,9 @@ it('a PTY printing faster than the log commits is paused, and every frame reache
   await server.hub.deps.store.flush();
   expect(peak).toBeGreaterThan(0);
   expect(peak).toBeLessThan(MOST_QUEUED);
-  // The router held this session for its log (session-flow.ts), not only the host for its window.
-  expect(server.logs.some((l) => l.includes('"session behind: its PTY output paused"'))).toBe(true);
+  // The router withheld this session's credit for its log (session-flow.ts), not only the host
+  // holding it at the credit loop's high mark while the router handled its output.
+  expect(server.logs.some((l) => l.includes('"session behind: its credit withheld"'))).toBe(true);
   const log = await server.hub.deps.store.readLog(s.session_id, 0);
   const h = createHash('sha256');
   for (const e of log) if (e.kind === 'Output') h.update(Buffer.from(String((JSON.parse(e.frame) as { payload: { data: string } }).payload.data), 'base64'));

@@ -9,7 +9,7 @@ import { FakePty, silentLogger } from './hub/fakes.ts';
 class FakeRemote extends FakePty implements RemoteHost {
   readonly backends = ['native'];
   readonly listeners = new Set<PtyHostListener>();
-  readonly started: Array<{ resume?: HostResume; window?: number }> = [];
+  readonly started: Array<{ resume?: HostResume; credit?: boolean }> = [];
   override readonly epoch: string;
   constructor(epoch: string, readonly runs: PtySessionInfo[] = []) {
     super();
@@ -19,8 +19,8 @@ class FakeRemote extends FakePty implements RemoteHost {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
-  override startEvents(resume?: HostResume, window?: number): void {
-    this.started.push({ resume, window });
+  override startEvents(resume?: HostResume, credit?: boolean): void {
+    this.started.push({ resume, credit });
   }
   override async list(): Promise<PtySessionInfo[]> {
     return this.runs;
@@ -55,12 +55,16 @@ describe('PlacedHosts', () => {
     hosts.kill('there');
     hosts.ack('there', 7);
     hosts.ack('here', 3);
+    hosts.credit('there', 100);
+    hosts.credit('here', 50);
     expect(local.writes).toEqual([{ sessionId: 'here', text: 'a' }]);
     expect(laptop.writes).toEqual([{ sessionId: 'there', text: 'b' }]);
     expect(laptop.resizes).toEqual([{ cols: 100, rows: 30 }]);
     expect(laptop.kills).toEqual([{ sessionId: 'there', signal: undefined }]);
     expect(laptop.acks).toEqual([{ sessionId: 'there', n: 7 }]);
     expect(local.acks).toEqual([{ sessionId: 'here', n: 3 }]);
+    expect(laptop.credits).toEqual(new Map([['there', 100]]));
+    expect(local.credits).toEqual(new Map([['here', 50]]));
     expect(hosts.sessionsOn('laptop')).toBe(1);
 
     // Its link lost, the session's input fails with a message naming the host; the local host is untouched.
@@ -110,8 +114,8 @@ describe('PlacedHosts', () => {
     hosts.claim('vm');
     await hosts.link(link('vm', first));
     expect(first.started).toEqual([]);
-    hosts.startEvents(undefined, 4096);
-    expect(first.started).toEqual([{ resume: undefined, window: 4096 }]);
+    hosts.startEvents(undefined, true);
+    expect(first.started).toEqual([{ resume: undefined, credit: true }]);
     hosts.ack('s1', 5);
     hosts.ack('s1', 9);
     first.lose();
@@ -119,14 +123,14 @@ describe('PlacedHosts', () => {
     const again = new FakeRemote('e1', runs);
     hosts.claim('vm');
     await hosts.link(link('vm', again));
-    expect(again.started).toEqual([{ resume: { epoch: 'e1', after: { s1: 9 } }, window: 4096 }]);
+    expect(again.started).toEqual([{ resume: { epoch: 'e1', after: { s1: 9 } }, credit: true }]);
     again.lose();
 
     // A restarted host numbers its events anew: nothing of the old numbers applies.
     const restarted = new FakeRemote('e2', runs);
     hosts.claim('vm');
     await hosts.link(link('vm', restarted));
-    expect(restarted.started).toEqual([{ resume: undefined, window: 4096 }]);
+    expect(restarted.started).toEqual([{ resume: undefined, credit: true }]);
     expect(adopted).toEqual([['vm', ['s1']], ['vm', ['s1']], ['vm', ['s1']]]);
   });
 
@@ -152,8 +156,11 @@ describe('PlacedHosts', () => {
       l.onData('mine', text('real'), 6);
     }
     expect(hub).toEqual(['mine:real']);
-    // What it sent for others is acknowledged to it (it holds nothing for them), never to the local host.
+    // What it sent for others is acknowledged to it and its output taken (it holds nothing for
+    // them), never to the local host.
     expect(vm.acks).toEqual([{ sessionId: 'local-one', n: 4 }, { sessionId: 'local-one', n: 5 }]);
+    expect(vm.credits).toEqual(new Map([['local-one', 6]]));
     expect(local.acks).toEqual([]);
+    expect(local.credits.size).toBe(0);
   });
 });

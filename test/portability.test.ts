@@ -16,7 +16,7 @@ const NODE_ONLY_PACKAGES = ['ws', 'node-pty', '@hono/node-server', '@hono/node-w
 /** The portable core, by path relative to the root (src/adapter/ holds the runtimes' parts). */
 function isPortable(rel: string): boolean {
   if (rel.startsWith('src/adapter/')) return false;
-  return /^(src|routes|storage)\//.test(rel) || rel === 'pty/protocol.ts' || rel === 'pty/binary-frame.ts' || rel === 'pty/frame-decoder.ts' || rel === 'pty/client.ts' || rel === 'pty/ack-batch.ts' || rel === 'pty/input-in-flight.ts' || rel === 'pty/host-config.ts';
+  return /^(src|routes|storage)\//.test(rel) || rel === 'pty/protocol.ts' || rel === 'pty/binary-frame.ts' || rel === 'pty/frame-decoder.ts' || rel === 'pty/client.ts' || rel === 'pty/ack-batch.ts' || rel === 'pty/input-in-flight.ts' || rel === 'pty/host-config.ts' || rel === 'pty/credit-loop.ts';
 }
 
 function packageName(spec: string): string {

@@ -1,6 +1,7 @@
-// Acknowledgements to the PTY host go out once per event-loop turn, all in one write, the highest
-// per session (pty/ack-batch.ts): under a flood the hub acknowledges hundreds of slices a second,
-// and each alone would be a socket write and a wake-up of the host.
+// What the router returns to the PTY host goes out once per event-loop turn, all in one write
+// (pty/ack-batch.ts): durability acks, the highest per session, and the credit loop's credit, the
+// sum per session, as separate messages. Under a flood the hub returns hundreds of slices a
+// second, and each alone would be a socket write and a wake-up of the host.
 import { describe, expect, it } from 'vitest';
 import { AckBatch } from '../pty/ack-batch.ts';
 import { FrameDecoder } from '../pty/frame-decoder.ts';
@@ -42,5 +43,23 @@ describe('ack batch', () => {
     expect(decode(writes)).toEqual([[{ t: 'ack', sessionId: 'a', n: 7 }]]);
     await turn();
     expect(writes).toHaveLength(1);
+  });
+
+  it("sends the turn's credit, summed per session, beside the acks and apart from them", async () => {
+    const writes: Uint8Array[] = [];
+    const returns = new AckBatch((b) => writes.push(b));
+    returns.credit('a', 100);
+    returns.add('a', 5);
+    returns.credit('a', 20);
+    returns.credit('b', 7);
+    returns.credit('b', 0);
+    await turn();
+    expect(decode(writes)).toEqual([
+      [
+        { t: 'ack', sessionId: 'a', n: 5 },
+        { t: 'credit', sessionId: 'a', bytes: 120 },
+        { t: 'credit', sessionId: 'b', bytes: 7 },
+      ],
+    ]);
   });
 });

@@ -84,7 +84,7 @@ function playedHost(features: string[]) {
 
 describe('the router against hosts with and without binary_data', () => {
   it('to a host without it: JSON writes, no binaryData asked, JSON output read', () => {
-    const host = playedHost(['session_flow', 'resize_reply', 'write_failures']);
+    const host = playedHost(['resize_reply', 'write_failures']);
     host.client.startEvents();
     host.client.write('s1', new Uint8Array([0x61]), () => undefined);
     expect(host.sent).toEqual([{ t: 'events' }, { t: 'write', sessionId: 's1', data: new Uint8Array([0x61]), wid: 1 }]);

@@ -1,11 +1,14 @@
-// The PTY host's per-session flow control and request replies (docs/protocol.md §9.2–9.3): `flow`
-// pauses one session's PTY and no other, a hold ends with the connection that made it, a resize
-// is answered once applied or refused, and input that cannot be written is reported. Then the
-// router's side against a host without those features (an older host): it falls back to pausing
-// everything, and asks nothing the host would not answer.
+// The PTY host's request replies (docs/protocol.md §9.2): a resize is answered once applied or
+// refused, and input that cannot be written is reported. Then the router's side of the credit
+// loop against a host without `session_credit` (an older host): it runs the loop itself and stops
+// reading the link while a session is out of credit, and asks nothing the host would not answer.
+// Last, multiplexer sessions held by the credit loop (their multiplexer client is what pauses).
+// The loop itself over a real host: test/pty-host-window.test.ts.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
+import { encodeFrame } from '../pty/protocol.ts';
 import { PtyHostClient } from '../src/adapter/node/pty-host-client.ts';
+import { CREDIT_HIGH_BYTES, CREDIT_LOW_BYTES } from '../src/flow-budget.ts';
 import type { SpawnSpec } from '../src/ports.ts';
 import { fakeHost } from './helpers/fake-pty-host.ts';
 import { useHost, WAIT } from './helpers/pty-host.ts';
@@ -22,47 +25,6 @@ describe('pty host flow and replies', () => {
     return { sessionId, backend: 'native', argv, cwd: h.dir, env: { PATH: '/usr/bin:/bin', HOME: h.dir }, cols: 80, rows: 24 };
   }
 
-  const bytes = (id: string) => h.rec.text(id).length;
-
-  /** Whether the session's output grows within a while. */
-  async function grows(id: string, ms = 400): Promise<boolean> {
-    const before = bytes(id);
-    await sleep(ms);
-    return bytes(id) > before;
-  }
-
-  it('pauses one session alone, and lets it go', async () => {
-    const a = ticker('a');
-    const b = ticker('b');
-    await h.host.spawn(a);
-    await h.host.spawn(b);
-    await h.rec.waitForOutput(a.sessionId, /a-2\r\n/);
-    await h.rec.waitForOutput(b.sessionId, /b-2\r\n/);
-
-    h.host.pauseSession(a.sessionId, true);
-    await sleep(200); // what was read before the hold still arrives
-    expect(await grows(a.sessionId)).toBe(false);
-    expect(await grows(b.sessionId)).toBe(true);
-
-    h.host.pauseSession(a.sessionId, false);
-    await vi.waitFor(async () => expect(await grows(a.sessionId, 200)).toBe(true), WAIT);
-    // Nothing it printed meanwhile was lost: its numbers run on without a gap.
-    const numbers = [...h.rec.text(a.sessionId).matchAll(/a-(\d+)\r\n/g)].map((m) => Number(m[1]));
-    expect(numbers).toEqual(numbers.map((_, i) => numbers[0]! + i));
-  });
-
-  it('a hold ends with the connection that made it', async () => {
-    const a = ticker('c');
-    await h.host.spawn(a);
-    await h.rec.waitForOutput(a.sessionId, /c-2\r\n/);
-    const other = await PtyHostClient.connect(h.socketPath);
-    other.pauseSession(a.sessionId, true);
-    await sleep(200);
-    expect(await grows(a.sessionId)).toBe(false);
-    await other.close();
-    await vi.waitFor(async () => expect(await grows(a.sessionId, 200)).toBe(true), WAIT);
-  });
-
   it('answers a resize once applied, refuses one for a session it does not run, and reports input it cannot write', async () => {
     const a = ticker('d');
     await h.host.spawn(a);
@@ -77,38 +39,45 @@ describe('pty host flow and replies', () => {
 });
 
 describe('the router side against a host without the features', () => {
-  it('pauses every session (stops reading) while any one is held, and sends no flow, rid or wid', async () => {
-    const { client, sent, state } = fakeHost(undefined);
-    client.pauseSession('s1', true);
+  it('runs the credit loop itself: stops reading while a session is out of credit, and sends no credit, rid or wid', () => {
+    const { client, sent, state, hostSends } = fakeHost(['session_flow', 'session_window']);
+    client.startEvents(undefined, true);
+    const data = (sessionId: string, bytes: number) => hostSends(encodeFrame({ t: 'data', sessionId, n: 1, data: new Uint8Array(bytes) }));
+    data('s1', CREDIT_HIGH_BYTES);
+    expect(state.paused).toBe(false);
+    data('s1', 1);
     expect(state.paused).toBe(true);
-    client.pauseSession('s2', true);
-    client.pauseSession('s1', false);
+    client.credit('s1', CREDIT_HIGH_BYTES + 1 - CREDIT_LOW_BYTES - 1);
     expect(state.paused).toBe(true);
-    client.pauseSession('s2', false);
+    client.credit('s1', 1);
     expect(state.paused).toBe(false);
     const answers: Array<string | undefined> = [];
     client.resize('s1', 90, 20, (error) => answers.push(error));
     expect(answers).toEqual([undefined]);
     client.write('s1', new Uint8Array([1]), () => undefined);
     expect(sent).toEqual([
+      { t: 'events' },
       { t: 'resize', sessionId: 's1', cols: 90, rows: 20 },
       { t: 'write', sessionId: 's1', data: new Uint8Array([1]) },
     ]);
   });
 
-  it('with them, holds one session by message and keeps reading', () => {
-    const { client, sent, state } = fakeHost(['session_flow', 'resize_reply', 'write_failures']);
-    client.pauseSession('s1', true);
-    client.pauseSession('s1', true);
+  it('with session_credit, asks the host to run the loop, gives credit back by message and keeps reading', async () => {
+    const { client, sent, state, hostSends } = fakeHost(['session_credit', 'resize_reply', 'write_failures']);
+    client.startEvents(undefined, true);
+    hostSends(encodeFrame({ t: 'data', sessionId: 's1', n: 1, data: new Uint8Array(2 * CREDIT_HIGH_BYTES) }));
     expect(state.paused).toBe(false);
-    expect(sent).toEqual([{ t: 'flow', sessionId: 's1', paused: true }]);
+    client.credit('s1', 100);
+    client.credit('s1', 50);
+    await new Promise((r) => setImmediate(r));
+    expect(sent).toEqual([{ t: 'events', credit: true }, { t: 'credit', sessionId: 's1', bytes: 150 }]);
   });
 });
 
 describe.each(['tmux', 'screen'] as const)('%s sessions', (backend) => {
   const h = useHost(`pty-ws-${backend}-flow-`);
 
-  it('take input, answer a resize, and pause and resume (their multiplexer client is what pauses)', async () => {
+  it('take input, answer a resize, and are held by the credit loop (their multiplexer client is what pauses)', async () => {
     const sessionId = randomUUID();
     h.started.push(sessionId);
     const argv = ['/bin/sh', '-c', 'i=0; while :; do i=$((i+1)); echo m-$i; sleep 0.05; done'];
@@ -118,13 +87,26 @@ describe.each(['tmux', 'screen'] as const)('%s sessions', (backend) => {
     const failures: string[] = [];
     h.host.write(sessionId, new TextEncoder().encode('x'), (m) => failures.push(m));
 
-    h.host.pauseSession(sessionId, true);
-    await sleep(300);
-    const before = h.rec.text(sessionId).length;
-    await sleep(400);
-    expect(h.rec.text(sessionId).length).toBe(before);
-    h.host.pauseSession(sessionId, false);
-    await vi.waitFor(() => expect(h.rec.text(sessionId).length).toBeGreaterThan(before), WAIT);
+    // A second router that takes nothing of a flooding session: its credit loop holds it.
+    const flood = randomUUID();
+    h.started.push(flood);
+    const other = await PtyHostClient.connect(h.socketPath);
+    let taken = 0;
+    other.subscribe({ onData: (id, data) => void (id === flood && (taken += data.byteLength)), onExit: () => undefined });
+    try {
+      other.startEvents(undefined, true);
+      const argv = ['/bin/sh', '-c', 'exec yes 0123456789abcdefghijklmnopqrstuvwxyz'];
+      await h.host.spawn({ sessionId: flood, backend, argv, cwd: h.dir, env: { PATH: '/usr/bin:/bin', HOME: h.dir, LANG: 'C.UTF-8' }, cols: 80, rows: 24 });
+      await vi.waitFor(() => expect(taken).toBeGreaterThan(CREDIT_HIGH_BYTES), { timeout: 15_000, interval: 20 });
+      await sleep(300);
+      const before = h.rec.text(flood).length;
+      await sleep(400);
+      expect(h.rec.text(flood).length).toBe(before);
+      other.credit(flood, taken);
+      await vi.waitFor(() => expect(h.rec.text(flood).length).toBeGreaterThan(before), WAIT);
+    } finally {
+      await other.close();
+    }
     expect(failures).toEqual([]);
   });
 });

@@ -1,58 +1,10 @@
-// The PTY host's two per-session output limits as modules (docs/protocol.md §9.3): the credit a
-// router's window gives each session (pty/output-credit.ts), and the rest a session streaming
-// output takes while someone types into another (pty/bulk-pacing.ts). The real host with them is
-// test/pty-host-window.test.ts; what they buy is bench figure 10 (docs/performance.md).
+// Interactive priority, a rate limit beside the credit loop (docs/protocol.md §9.3): the rest a
+// session streaming output takes while someone types into another (pty/bulk-pacing.ts). The credit
+// loop is test/credit-loop.test.ts; what pacing buys is bench figure 10 (docs/performance.md).
 import { describe, expect, it } from 'vitest';
 import { BulkPacing } from '../pty/bulk-pacing.ts';
-import { OutputCredit } from '../pty/output-credit.ts';
 
 const KiB = 1024;
-
-describe('output credit', () => {
-  it('runs out past the window and comes back at half of it', () => {
-    const c = new OutputCredit();
-    expect(c.setWindow(100 * KiB)).toBe(false);
-    expect(c.sent('a', 1, 64 * KiB)).toBe(false);
-    expect(c.sent('a', 2, 64 * KiB)).toBe(true);
-    expect(c.exhausted('a')).toBe(true);
-    expect(c.anyExhausted).toBe(true);
-    // 64 KiB left unacknowledged is above half the window: still out.
-    expect(c.acked('a', 1)).toBe(false);
-    expect(c.exhausted('a')).toBe(true);
-    expect(c.acked('a', 2)).toBe(true);
-    expect(c.exhausted('a')).toBe(false);
-  });
-
-  it('is per session', () => {
-    const c = new OutputCredit();
-    c.setWindow(10 * KiB);
-    c.sent('a', 1, 20 * KiB);
-    c.sent('b', 2, 1 * KiB);
-    expect(c.exhausted('a')).toBe(true);
-    expect(c.exhausted('b')).toBe(false);
-    // Acknowledging b's event frees nothing of a's.
-    c.acked('b', 2);
-    expect(c.exhausted('a')).toBe(true);
-  });
-
-  it('without a window never runs out, and dropping the window frees every session', () => {
-    const c = new OutputCredit();
-    expect(c.sent('a', 1, 10 * 1024 * KiB)).toBe(false);
-    expect(c.setWindow(KiB)).toBe(true);
-    expect(c.exhausted('a')).toBe(true);
-    expect(c.setWindow(undefined)).toBe(true);
-    expect(c.exhausted('a')).toBe(false);
-  });
-
-  it('forgets an ended session', () => {
-    const c = new OutputCredit();
-    c.setWindow(KiB);
-    c.sent('a', 1, 2 * KiB);
-    c.forget('a');
-    expect(c.exhausted('a')).toBe(false);
-    expect(c.anyExhausted).toBe(false);
-  });
-});
 
 describe('bulk pacing', () => {
   function paced() {

@@ -1,6 +1,7 @@
 // Remote PTY hosts (docs/remote-hosts.md) against real parts: the router and a second PTY host as
 // separate processes, each with its own state dir, the host dialing in over loopback WebSocket; a
 // real WebSocket client attaches to a session that runs on the remote host.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -120,6 +121,30 @@ describe('a remote PTY host linked over WebSocket', () => {
     b.close();
     c.close();
   });
+
+  it("carries the credit loop over the link: a remote session's flood arrives whole, and another's echo is not held up by it", async () => {
+    const dir = tempDir('flood');
+    const file = join(dir, 'flood.txt');
+    // No newlines, so the terminal's output processing leaves the bytes as they are.
+    const content = Buffer.from(randomBytes(3 * 1024 * 1024).toString('base64'));
+    writeFileSync(file, content);
+    const typing = (await (await createSession({ host: 'laptop', command: '/bin/cat', label: 'typing' })).json()) as typeof session;
+    const typist = await TestClient.connect(typing.attach_url, { token: router.token });
+    await typist.join({ role: 'controller' });
+    const flooding = (await (await createSession({ host: 'laptop', command: `sleep 0.5; exec cat ${file}`, label: 'flood' })).json()) as typeof session;
+    const reader = await TestClient.connect(flooding.attach_url, { token: router.token, protocols: ['pty-ws.v1.binary'] });
+    reader.send('pty.join_session', { role: 'controller' }, { replay_from: 0 });
+    // The host's loop pauses the flood until the router takes its output: its credit must come back over the link.
+    typist.send('pty.session_input', { data: b64('echo-under-flood\r') });
+    await typist.waitForOutput('echo-under-flood', 10_000);
+    await reader.waitFor(() => reader.closed, 'the flood to end and the server to say goodbye', 120_000);
+    const got = reader.received.flatMap((r) => {
+      if (r.type === 'binary') return [r.data.subarray(13)];
+      return r.frame.payload.kind === 'Output' ? [Buffer.from(String(r.frame.payload.data), 'base64')] : [];
+    });
+    expect(Buffer.concat(got).equals(content)).toBe(true);
+    typist.close();
+  }, 180_000);
 
   it('places a session from A2A message metadata and from the CLI', async () => {
     const marker = tempDir('a2a');

@@ -1,6 +1,6 @@
-// Per-session flow control end to end (issue 17; docs/architecture.md, "Router flow control"):
-// one session floods while its only client has stopped reading, or while the log commits slowly.
-// That session's PTY is paused alone, at the PTY host: another session's echo keeps coming back,
+// The credit loop end to end (docs/architecture.md, "The credit loop"): one session floods while
+// its only client has stopped reading, or while the log commits slowly. The router withholds that
+// session's credit and the PTY host pauses its PTY alone: another session's echo keeps coming back,
 // and the flooding session delivers every byte (nothing lagged, nothing dropped). Real router,
 // real PTY host, real libSQL file, real WebSocket clients.
 import { createHash, randomBytes } from 'node:crypto';
@@ -93,10 +93,12 @@ async function floodBesideEcho(server: TestServer, stall: boolean): Promise<void
   expect(sha256(received)).toBe(sha256([content]));
   typist.close();
 
-  // It was the host that held A back, and A alone.
-  const paused = server.logs.filter((l) => l.includes('"session output paused"'));
-  expect(paused.some((l) => l.includes(a.session_id))).toBe(true);
-  expect(paused.some((l) => l.includes(b.session_id))).toBe(false);
+  // The router withheld A's credit, and A's alone; the host held A's PTY for it.
+  const withheld = server.logs.filter((l) => l.includes('"session behind: its credit withheld"'));
+  expect(withheld.some((l) => l.includes(a.session_id))).toBe(true);
+  expect(withheld.some((l) => l.includes(b.session_id))).toBe(false);
+  const held = server.logs.filter((l) => l.includes('"session output held: the router has not taken it"'));
+  expect(held.some((l) => l.includes(a.session_id))).toBe(true);
 }
 
 describe('a client that stops reading', () => {

@@ -1,10 +1,10 @@
-// Router-side flow control. PTY output goes to consumers that run behind the router's thread: the
+// How the router measures its consumers of PTY output, which run behind the router's thread: the
 // screen emulators (they parse asynchronously, and @xterm/headless throws data away past 50 MB)
 // and the store's log writer (it commits from a worker thread). A router slower than its PTYs
-// would queue in them without bound, so each consumer has a watermark, and a gate holds the PTY
-// output while any of them is past its high mark and lets it go once all are back under their low
-// marks: per session (session-flow.ts; the host pauses that PTY alone) and, as a backstop, for all
-// (the hub stops reading PTY events, the host pauses every PTY). Nothing is dropped.
+// would queue in them without bound, so each consumer has a watermark, and a gate is held while
+// any of them is past its high mark and let go once all are back under their low marks: per
+// session it withholds the session's credit (session-flow.ts, the credit loop), and for all
+// sessions it is the router-wide backstop (the hub stops reading the host link). Nothing is dropped.
 import type { Screen } from '../ports.ts';
 import type { Backlog } from './log-ledger.ts';
 

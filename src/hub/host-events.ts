@@ -1,14 +1,8 @@
 // Which PTY host events this router has logged (docs/protocol.md §3.4): each is acknowledged once
 // its frame is journaled, and a reconnect or a restart names the last one per session, so the
-// host sends again exactly what was received and not logged.
+// host sends again exactly what was received and not logged. Durability only: the credit loop's
+// credit goes separately (session-flow.ts).
 import type { PtyHost } from '../ports.ts';
-
-/**
- * Output bytes a session may have unacknowledged at the host (docs/protocol.md §9.3): what another
- * session's next echo may find queued ahead of it on the host socket. Two of the host's largest
- * batches, so the host reads the next while this router handles one.
- */
-export const OUTPUT_WINDOW_BYTES = 128 * 1024;
 
 export class HostEventLedger {
   /** Per host epoch, the last event of each session logged. */
@@ -38,7 +32,7 @@ export class HostEventLedger {
     // Numbers of other hosts mean nothing to this one.
     for (const known of [...this.logged.keys()]) if (known !== epoch) this.logged.delete(known);
     const after = epoch === null ? undefined : this.logged.get(epoch);
-    // Every event is acknowledged once handled (handled() above), so the host may bound each session.
-    this.pty.startEvents(after && epoch !== null ? { epoch, after } : undefined, OUTPUT_WINDOW_BYTES);
+    // The hub gives credit back for all output it takes (session-flow.ts): every session runs the credit loop.
+    this.pty.startEvents(after && epoch !== null ? { epoch, after } : undefined, true);
   }
 }

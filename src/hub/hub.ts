@@ -51,7 +51,8 @@ export class SessionHub {
       onData: (id, data, n) => {
         this.deps.trace?.('router.hub_in');
         const s = this.routed(id, n);
-        if (!s) return;
+        // Output for no session here is of no use: taken at once.
+        if (!s) return this.flow.taken(id, data.byteLength);
         s.onOutput(data, n);
         this.flow.output(id);
       },
@@ -265,6 +266,7 @@ export class SessionHub {
         this.flow.forget(retired.id);
       },
       handled: (handled, n) => this.hostEvents.handled(handled.id, n),
+      taken: (taker, bytes) => this.flow.taken(taker.id, bytes),
     });
     // A running session this router did not start gets its screen back from the log (an ended one only for a join).
     if (rec.state === 'running') await s.screen.ensureRebuilt();

@@ -1,7 +1,9 @@
-// pty.request_keyframe at most once per second per connection (docs/protocol.md §5.2): a request
+// A rate limit, not flow control: pty.request_keyframe at most once per second per connection
+// (KEYFRAME_REQUEST_INTERVAL_MS, docs/protocol.md §5.2): a request
 // that comes early waits its turn (without holding up the connection's other frames); one more
 // while it waits is refused.
 import { BindingError } from '../errors.ts';
+import { KEYFRAME_REQUEST_INTERVAL_MS } from '../flow-budget.ts';
 import type { Clock } from '../ports.ts';
 
 export class KeyframePacer {
@@ -13,7 +15,7 @@ export class KeyframePacer {
   /** Sends now, or hands `send` to `later` at its turn. */
   request(send: () => Promise<void>, later: (send: () => Promise<void>) => void): Promise<void> | undefined {
     if (this.waiting) throw new BindingError('RATE_LIMITED', 'a Keyframe is already on its way: at most one per second per connection');
-    const wait = Math.max(0, this.lastAt + 1000 - this.clock.now());
+    const wait = Math.max(0, this.lastAt + KEYFRAME_REQUEST_INTERVAL_MS - this.clock.now());
     this.lastAt = this.clock.now() + wait;
     if (wait === 0) return send();
     this.waiting = true;

@@ -6,6 +6,7 @@ import { BindingError, PtyError } from '../errors.ts';
 import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
 import type { MembershipLists, TaskStatusUpdatePayload } from '../protocol/server-payloads.ts';
 import type { LogLoss, PtyExit, PtySessionInfo, ScreenFactory, SessionRecord } from '../ports.ts';
+import { LOG_OUTPUT_FRAME_BYTES } from '../flow-budget.ts';
 import type { HubDeps } from './deps.ts';
 import { finishBehind, join, type FlushContext } from './flushes.ts';
 import { Lifecycle, type Ending } from './lifecycle.ts';
@@ -21,8 +22,6 @@ import { processStarter } from './process-start.ts';
 import { joinSize, SizeAsks, type Size } from './size-policy.ts';
 import type { AgentPresence, CloseReason, LogFrame, LogSink, Session, SessionObserver } from './types.ts';
 
-/** Output coalesced in one event-loop turn is cut into frames of at most this size. */
-const MAX_OUTPUT_FRAME_BYTES = 64 * 1024;
 
 export class LiveSession implements Session, FlushContext, RosterContext {
   readonly id: string;
@@ -54,6 +53,8 @@ export class LiveSession implements Session, FlushContext, RosterContext {
       retire: (s: LiveSession) => void;
       /** The session's PTY host events up to `n` are logged (docs/protocol.md §3.4). */
       handled?: (s: LiveSession, n: number) => void;
+      /** `bytes` more of the session's output are taken: the credit loop's credit (docs/architecture.md). */
+      taken?: (s: LiveSession, bytes: number) => void;
     },
   ) {
     this.id = record.id;
@@ -62,8 +63,9 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     this.members = new Membership(deps.config);
     this.events = new PtyEventQueue(
       (output, n) => this.stream.output(output, n === undefined || deps.pty.epoch === null ? undefined : { epoch: deps.pty.epoch, n }),
-      MAX_OUTPUT_FRAME_BYTES,
+      LOG_OUTPUT_FRAME_BYTES,
       (n) => opts.handled?.(this, n),
+      (bytes) => opts.taken?.(this, bytes),
     );
     this.screen = new SessionScreen(record.id, deps, opts.makeScreen, {
       hold: () => this.events.hold(),

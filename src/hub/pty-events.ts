@@ -2,18 +2,20 @@
 // one frame (up to maxFrameBytes), which keeps frames, log rows and sends few when output is heavy
 // without delaying a lone keystroke's echo. While a Keyframe is being cut the queue is held, so no
 // Output is logged between the cut and the Keyframe. Each event may carry its number in the PTY
-// host (`n`): once an event is handled, `handled` hears the highest such number, so the host can
-// forget it (docs/protocol.md §3.4). A turn handles at most TURN_BUDGET_BYTES of one session's
+// host (`n`): once an event is handled (its frame journaled), `handled` hears the highest such
+// number, so the host can forget it (docs/protocol.md §3.4); and `taken` hears how many output
+// bytes left the queue, the credit loop's credit (docs/architecture.md, "The credit loop"), so
+// output held here (while a Keyframe is cut) is not taken. A turn handles at most TURN_BUDGET_BYTES
+// (src/flow-budget.ts) of one session's
 // Output before it yields (docs/architecture.md, "Router flow control"): every session's queue is
 // its own setImmediate, so a flooding session's backlog is handled a slice per turn, round-robin
 // with the others and with the sockets' reads in between, not all at once ahead of them.
 
+import { TURN_BUDGET_BYTES } from '../flow-budget.ts';
 import { nextTurn } from '../next-turn.ts';
 import { GatheredOutput, type OutputBytes } from './gathered-output.ts';
 
 type QueuedEvent = { output: GatheredOutput; n: number | undefined } | { run: () => void; n: number | undefined };
-
-const TURN_BUDGET_BYTES = 16 * 1024;
 
 export class PtyEventQueue {
   private readonly events: QueuedEvent[] = [];
@@ -24,6 +26,7 @@ export class PtyEventQueue {
     private readonly emitOutput: (output: OutputBytes, n: number | undefined) => void,
     private readonly maxFrameBytes: number,
     private readonly handled: (n: number) => void = () => undefined,
+    private readonly taken: (bytes: number) => void = () => undefined,
   ) {}
 
   /** `data` is copied (the host connection reads into its memory again, PtyHostListener.onData). */
@@ -67,6 +70,7 @@ export class PtyEventQueue {
       n = e.n ?? n;
     }
     if (n !== undefined) this.handled(n);
+    if (spent > 0) this.taken(spent);
     if (this.events.length > 0) this.schedule();
   }
 

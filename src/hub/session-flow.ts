@@ -1,51 +1,62 @@
-// Flow control per session (docs/architecture.md, "Router flow control"): a session whose consumers
-// fall behind its PTY has that PTY paused at the host, alone, and every other session flows on.
-// A session's consumers are its emulator (bytes not parsed yet), its share of the log writer's
-// queue (bytes not committed yet, log-ledger.ts) and its members' sockets, once every one of them
-// is behind: a member that keeps up is served, and a slow one beside it lags instead
-// (docs/protocol.md §6.4). Global marks, far above a session's, stay as a backstop for many
-// sessions at once: past them every PTY pauses.
+// The router's end of each session's credit loop (docs/architecture.md, "The credit loop"): the
+// hub gives the PTY host credit back for a session's output as it takes it (pty-events.ts), and
+// withholds it while any of that session's consumers is behind, so the host pauses that PTY alone
+// once the loop's high mark is untaken, and every other session flows on. A session's consumers
+// are its emulator (bytes not parsed yet), its share of the log writer's queue (bytes not
+// committed yet, log-ledger.ts) and its members' sockets, once every one of them is behind: a
+// member that keeps up is served, and a slow one beside it lags instead (docs/protocol.md §6.4).
+// Their marks: CONSUMER_MARKS in src/flow-budget.ts. The router-wide backstop, far above a
+// session's marks, is a different concern (this router's memory, the store's queue cap): past it
+// the router stops reading the host link, and every PTY pauses.
+import { CONSUMER_MARKS, ROUTER_BACKSTOP_MARKS } from '../flow-budget.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Logger, PtyHost, Screen, ScreenFactory, Store } from '../ports.ts';
 import { accountedScreen, FlowGate, Watermark } from './flow-control.ts';
 import { LogLedger, type Backlog } from './log-ledger.ts';
 
-/** Per session: unparsed emulator bytes, and queued log bytes (high, low). */
-const SCREEN_MARKS = [8 * 1024 * 1024, 1024 * 1024] as const;
-const LOG_MARKS = [4 * 1024 * 1024, 1024 * 1024] as const;
-/** Per session: bytes queued on every member's socket (high, low), well under the lag mark (16 MiB). */
-const CLIENT_MARKS = [1024 * 1024, 256 * 1024] as const;
-/** All sessions together (the backstop): emulators, and the log under the store's 64 MiB cap. */
-const ALL_SCREENS_MARKS = [32 * 1024 * 1024, 8 * 1024 * 1024] as const;
-const ALL_LOG_MARKS = [32 * 1024 * 1024, 16 * 1024 * 1024] as const;
+const marks = (m: { high: number; low: number }) => [m.high, m.low] as const;
 
-/** One session's gate. */
+/** One session's end of the credit loop. */
 class SessionFlow {
   private readonly gate: FlowGate;
   readonly screen: Watermark;
   readonly log: Watermark;
   private clientsPoll: ReturnType<typeof setInterval> | null = null;
   private disposed = false;
-  /** Whether this gate has the host hold the PTY now. */
-  private paused = false;
+  /** Whether a consumer is behind: credit is withheld. */
+  private behind = false;
+  /** Output bytes taken while behind: credit given back once every consumer caught up. */
+  private withheld = 0;
 
   constructor(
     private readonly sessionId: string,
-    private readonly pty: Pick<PtyHost, 'pauseSession'>,
+    private readonly pty: Pick<PtyHost, 'credit'>,
     logger: Logger,
     private readonly metrics: Metrics,
     /** Bytes queued on each member's socket now. */
     private readonly backlogs: () => number[],
     private readonly pollMs: number,
   ) {
-    this.gate = new FlowGate((paused) => {
+    this.gate = new FlowGate((behind) => {
       if (this.disposed) return;
-      logger.log('debug', paused ? 'session behind: its PTY output paused' : 'session caught up: its PTY output resumed', { session: sessionId });
-      this.paused = paused;
-      pty.pauseSession(sessionId, paused);
+      logger.log('debug', behind ? 'session behind: its credit withheld' : 'session caught up: its credit given back', { session: sessionId });
+      this.behind = behind;
+      if (!behind) this.giveBack();
     });
-    this.screen = new Watermark(...SCREEN_MARKS, (behind) => this.hold('screen', behind));
-    this.log = new Watermark(...LOG_MARKS, (behind) => this.hold('log', behind));
+    this.screen = new Watermark(...marks(CONSUMER_MARKS.screen), (behind) => this.hold('screen', behind));
+    this.log = new Watermark(...marks(CONSUMER_MARKS.log), (behind) => this.hold('log', behind));
+  }
+
+  /** The hub took `bytes` of the session's output: credit for them, now or once caught up. */
+  taken(bytes: number): void {
+    this.withheld += bytes;
+    if (!this.behind) this.giveBack();
+  }
+
+  private giveBack(): void {
+    if (this.withheld === 0) return;
+    this.pty.credit(this.sessionId, this.withheld);
+    this.withheld = 0;
   }
 
   private hold(cause: 'screen' | 'log' | 'clients', behind: boolean): void {
@@ -53,22 +64,22 @@ class SessionFlow {
     this.gate.hold(cause, behind);
   }
 
-  /** Output is coming: when every member's socket is past the mark, hold the PTY until one drains (or leaves). */
+  /** Output is coming: when every member's socket is past the mark, withhold credit until one drains (or leaves). */
   checkClients(): void {
-    if (this.clientsPoll || this.disposed || !this.allBehind(CLIENT_MARKS[0])) return;
+    if (this.clientsPoll || this.disposed || !this.allBehind(CONSUMER_MARKS.clients.high)) return;
     this.hold('clients', true);
     this.clientsPoll = setInterval(() => {
-      if (this.allBehind(CLIENT_MARKS[1])) return;
+      if (this.allBehind(CONSUMER_MARKS.clients.low)) return;
       this.stopClients();
     }, this.pollMs);
   }
 
-  /** The session is gone from the hub: its hold goes too (the router re-sends holds to a new host). */
+  /** The session is gone from the hub: what it withheld is given back (nothing will take it now). */
   dispose(): void {
     this.stopClients();
     this.disposed = true;
-    if (this.paused) this.pty.pauseSession(this.sessionId, false);
-    this.paused = false;
+    this.behind = false;
+    this.giveBack();
   }
 
   private allBehind(mark: number): boolean {
@@ -86,7 +97,7 @@ class SessionFlow {
 
 /** What the hub wires per session. */
 export interface FlowDeps {
-  pty: Pick<PtyHost, 'pauseSession' | 'pauseEvents' | 'resumeEvents'>;
+  pty: Pick<PtyHost, 'credit' | 'pauseEvents' | 'resumeEvents'>;
   store: Store;
   screens: ScreenFactory;
   logger: Logger;
@@ -94,7 +105,7 @@ export interface FlowDeps {
   pollMs: number;
 }
 
-/** Every session's gate, and the backstop over all of them. */
+/** Every session's end of the credit loop, and the router-wide backstop over all of them. */
 export class HubFlow {
   private readonly sessions = new Map<string, SessionFlow>();
   private readonly ledger = new LogLedger();
@@ -111,8 +122,8 @@ export class HubFlow {
       if (behind) deps.metrics.inc('flow_pauses_total', { cause });
       gate.hold(cause, behind);
     };
-    this.allScreens = new Watermark(...ALL_SCREENS_MARKS, (behind) => hold('all_screens', behind));
-    this.allLog = new Watermark(...ALL_LOG_MARKS, (behind) => hold('all_log', behind));
+    this.allScreens = new Watermark(...marks(ROUTER_BACKSTOP_MARKS.screens), (behind) => hold('all_screens', behind));
+    this.allLog = new Watermark(...marks(ROUTER_BACKSTOP_MARKS.log), (behind) => hold('all_log', behind));
   }
 
   /** Starts hearing the store's queue (each session's share, and all of it); returns the unsubscription. */
@@ -142,6 +153,13 @@ export class HubFlow {
   /** PTY output for the session arrived. */
   output(sessionId: string): void {
     this.sessions.get(sessionId)?.checkClients();
+  }
+
+  /** The hub took `bytes` of the session's output (a session with no flow here takes it as it comes). */
+  taken(sessionId: string, bytes: number): void {
+    const flow = this.sessions.get(sessionId);
+    if (flow) flow.taken(bytes);
+    else this.deps.pty.credit(sessionId, bytes);
   }
 
   /** The hub is shutting down: no gate polls on. */

@@ -1,6 +1,7 @@
 // The PtyHost the hub talks to when PTY hosts may dial in (docs/remote-hosts.md): the local host,
 // and each linked remote host by name. A session placed on a remote host at its creation goes there
-// (SpawnSpec.host); its input, sizes, ends and acknowledgements follow it by session id. Everything
+// (SpawnSpec.host); its input, sizes, ends, credit and acknowledgements follow it by session id
+// (each host runs its sessions' credit loops, docs/architecture.md "The credit loop"). Everything
 // else (sessions without a host) is the local host's, exactly as without remote hosts.
 
 import { PtyHostError } from '../../pty/protocol.ts';
@@ -57,10 +58,9 @@ export class PlacedHosts implements PtyHost {
   readonly #placed = new Map<string, string>();
   readonly #acked = new Map<string, Acked>();
   readonly #listeners = new Set<PtyHostListener>();
-  /** The hub's startEvents window once it asked for events: hosts linked later start theirs with it. */
-  #events: { window: number | undefined } | undefined;
+  /** Whether the hub gives credit back, once it asked for events: hosts linked later start theirs so. */
+  #events: { credit: boolean | undefined } | undefined;
   #eventsPaused = false;
-  readonly #pausedSessions = new Set<string>();
 
   readonly #adopt: (host: string, listed: readonly PtySessionInfo[]) => Promise<void>;
   readonly #placedOn: (host: string) => Promise<ReadonlySet<string>>;
@@ -94,11 +94,13 @@ export class PlacedHosts implements PtyHost {
     const { name, host } = link;
     this.#claimed.delete(name);
     // A host speaks only for the sessions placed on it: an event naming any other (the local
-    // host's, another host's) is dropped, so a host credential reaches no other terminal.
+    // host's, another host's) is dropped, so a host credential reaches no other terminal. Dropped,
+    // it is acknowledged and its output taken, to that host alone.
     const foreign = new Set<string>();
-    const mine = (id: string, n: number | undefined): boolean => {
+    const mine = (id: string, n: number | undefined, bytes = 0): boolean => {
       if (this.#placed.get(id) === name) return true;
       if (n !== undefined) host.ack(id, n);
+      if (bytes > 0) host.credit(id, bytes);
       if (!foreign.has(id)) {
         foreign.add(id);
         this.#logger.log('warn', 'a remote PTY host sent events of a session not placed on it: dropped', { host: name, session: id });
@@ -106,7 +108,7 @@ export class PlacedHosts implements PtyHost {
       return false;
     };
     const unsubscribe = host.subscribe({
-      onData: (id, data, n) => mine(id, n) && this.#notify((l) => l.onData(id, data, n)),
+      onData: (id, data, n) => mine(id, n, data.byteLength) && this.#notify((l) => l.onData(id, data, n)),
       onExit: (id, exit, n) => mine(id, n) && this.#exited(id, exit, n),
       onHostLost: (reason) => this.#unlinked(link, reason),
     });
@@ -122,7 +124,6 @@ export class PlacedHosts implements PtyHost {
     for (const info of placed) this.#placed.set(info.sessionId, name);
     await this.#adopt(name, placed).catch((e: unknown) => this.#logger.log('error', 'could not take up a linked host\'s sessions', { host: name, error: String(e) }));
     if (this.#eventsPaused) host.pauseEvents();
-    for (const id of this.#pausedSessions) if (this.#placed.get(id) === name) host.pauseSession(id, true);
     if (this.#events) this.#startRemote(name, host);
     this.#logger.log('info', 'remote PTY host linked', { host: name, backends: host.backends });
   }
@@ -159,13 +160,12 @@ export class PlacedHosts implements PtyHost {
   #startRemote(name: string, host: RemoteHost): void {
     const acked = this.#acked.get(name);
     const resume: HostResume | undefined = acked && acked.epoch === host.epoch ? { epoch: acked.epoch, after: { ...acked.after } } : undefined;
-    host.startEvents(resume, this.#events?.window);
+    host.startEvents(resume, this.#events?.credit);
   }
 
   #exited(sessionId: string, exit: PtyExit, n: number | undefined): void {
     this.#notify((l) => l.onExit(sessionId, exit, n));
     this.#placed.delete(sessionId);
-    this.#pausedSessions.delete(sessionId);
   }
 
   #notify(call: (listener: PtyHostListener) => void): void {
@@ -229,10 +229,10 @@ export class PlacedHosts implements PtyHost {
     };
   }
 
-  startEvents(resume?: HostResume, window?: number): void {
-    this.#local.startEvents(resume, window);
+  startEvents(resume?: HostResume, credit?: boolean): void {
+    this.#local.startEvents(resume, credit);
     const first = this.#events === undefined;
-    this.#events = { window };
+    this.#events = { credit };
     if (first) for (const [name, linked] of this.#linked) this.#startRemote(name, linked.link.host);
   }
 
@@ -263,13 +263,9 @@ export class PlacedHosts implements PtyHost {
     for (const { link } of this.#linked.values()) link.host.resumeEvents();
   }
 
-  pauseSession(sessionId: string, paused: boolean): void {
-    const { host, name } = this.#hostOf(sessionId);
-    if (name !== undefined) {
-      if (paused) this.#pausedSessions.add(sessionId);
-      else this.#pausedSessions.delete(sessionId);
-    }
-    host?.pauseSession(sessionId, paused);
+  /** To the session's host; credit for a host not linked now is moot (its next link counts afresh). */
+  credit(sessionId: string, bytes: number): void {
+    this.#hostOf(sessionId).host?.credit(sessionId, bytes);
   }
 
   /** Ends every remote link: their hosts keep their sessions and link again (to the next router). */

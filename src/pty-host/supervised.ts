@@ -46,8 +46,6 @@ export class SupervisedPtyHost implements PtyHost {
   #handle: PtyHostHandle | null = null;
   #closed = false;
   #eventsPaused = false;
-  /** Sessions the hub holds paused: a host connected later is told too. */
-  readonly #pausedSessions = new Set<string>();
 
   /** Connects to the host on the socket (starting one when none listens). */
   static async start(options: SupervisedPtyHostOptions): Promise<SupervisedPtyHost> {
@@ -114,8 +112,8 @@ export class SupervisedPtyHost implements PtyHost {
     return () => this.#listeners.delete(listener);
   }
 
-  startEvents(resume?: HostResume, window?: number): void {
-    this.#client()?.startEvents(resume, window);
+  startEvents(resume?: HostResume, credit?: boolean): void {
+    this.#client()?.startEvents(resume, credit);
   }
 
   ack(sessionId: string, n: number): void {
@@ -136,10 +134,9 @@ export class SupervisedPtyHost implements PtyHost {
     this.#client()?.resumeEvents();
   }
 
-  pauseSession(sessionId: string, paused: boolean): void {
-    if (paused) this.#pausedSessions.add(sessionId);
-    else this.#pausedSessions.delete(sessionId);
-    this.#client()?.pauseSession(sessionId, paused);
+  /** Credit goes to the host connected now: a new one counts from nothing (credit-loop.ts). */
+  credit(sessionId: string, bytes: number): void {
+    this.#client()?.credit(sessionId, bytes);
   }
 
   /** Disconnects and stops reconnecting; the host keeps running. */
@@ -171,7 +168,6 @@ export class SupervisedPtyHost implements PtyHost {
       onHostLost: (reason) => this.#lost(handle, reason),
     });
     if (this.#eventsPaused) handle.host.pauseEvents();
-    for (const sessionId of this.#pausedSessions) handle.host.pauseSession(sessionId, true);
   }
 
   #lost(handle: PtyHostHandle, reason: string): void {

@@ -186,9 +186,13 @@ export class FakePty implements PtyHost {
   ack(sessionId: string, n: number): void {
     this.acks.push({ sessionId, n });
   }
+  /** Credit given back per session (the credit loop). */
+  readonly credits = new Map<string, number>();
+  credit(sessionId: string, bytes: number): void {
+    this.credits.set(sessionId, (this.credits.get(sessionId) ?? 0) + bytes);
+  }
   pauseEvents(): void {}
   resumeEvents(): void {}
-  pauseSession(): void {}
   async close(): Promise<void> {}
 }
 

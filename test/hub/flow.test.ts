@@ -1,5 +1,5 @@
-// Unit tests of per-session flow control's parts (src/hub/log-ledger.ts, src/hub/session-flow.ts):
-// each session's share of the log queue, and which session's PTY is paused when.
+// Unit tests of the router's end of the credit loop (src/hub/log-ledger.ts, src/hub/session-flow.ts):
+// each session's share of the log queue, and whose credit is withheld when.
 import { describe, expect, it } from 'vitest';
 import { LogLedger } from '../../src/hub/log-ledger.ts';
 import { HubFlow } from '../../src/hub/session-flow.ts';
@@ -61,7 +61,7 @@ describe('HubFlow', () => {
     const calls: string[] = [];
     const store = new QueueingStore();
     const flow = new HubFlow({
-      pty: { pauseSession: (id, paused) => calls.push(`${id}:${paused ? 'pause' : 'resume'}`), pauseEvents: () => calls.push('all:pause'), resumeEvents: () => calls.push('all:resume') },
+      pty: { credit: (id, bytes) => calls.push(`${id}:credit ${bytes}`), pauseEvents: () => calls.push('all:pause'), resumeEvents: () => calls.push('all:resume') },
       store: store,
       screens: (cols, rows) => new FakeScreen(cols, rows),
       logger: quiet,
@@ -72,41 +72,59 @@ describe('HubFlow', () => {
     return { calls, store, flow };
   }
 
-  it('pauses the session whose log share is past 4 MiB, alone, and resumes it under 1 MiB', () => {
+  it("gives credit back as output is taken, and withholds a session's while its log share is past 4 MiB, alone, until under 1 MiB", () => {
     const { calls, store, flow } = rig();
     const a = flow.session('a', () => []);
     const b = flow.session('b', () => []);
+    flow.taken('a', 100);
+    expect(calls).toEqual(['a:credit 100']);
     b.store.appendLog(entry('b', 1000));
     a.store.appendLog(entry('a', 5 * MiB));
-    expect(calls).toEqual(['a:pause']);
+    flow.taken('a', 200);
+    flow.taken('b', 300);
+    flow.taken('a', 400);
+    expect(calls).toEqual(['a:credit 100', 'b:credit 300']);
     store.settle(1000 + 3 * MiB);
-    expect(calls).toEqual(['a:pause']);
+    expect(calls).toEqual(['a:credit 100', 'b:credit 300']);
     store.settle(1.5 * MiB);
-    expect(calls).toEqual(['a:pause', 'a:resume']);
+    expect(calls).toEqual(['a:credit 100', 'b:credit 300', 'a:credit 600']);
   });
 
-  it('counts a disposed screen\'s unparsed bytes out, so its session\'s gate and the backstop let go', () => {
+  it("counts a disposed screen's unparsed bytes out, so its session's credit comes back", () => {
     const { calls, flow } = rig();
     const a = flow.session('a', () => []);
     const screen = a.makeScreen(80, 24);
     screen.write(new Uint8Array(9 * 1024 * 1024), 1);
-    expect(calls).toEqual(['a:pause']);
+    flow.taken('a', 5);
+    expect(calls).toEqual([]);
     screen.dispose();
-    expect(calls).toEqual(['a:pause', 'a:resume']);
+    expect(calls).toEqual(['a:credit 5']);
   });
 
-  it('pauses a session only while every one of its members is behind', async () => {
+  it('withholds credit only while every one of its members is behind', async () => {
     const { calls, flow } = rig();
     const queued = [2 * MiB, 0];
     flow.session('a', () => queued);
     flow.output('a');
-    expect(calls).toEqual([]);
+    flow.taken('a', 1);
+    expect(calls).toEqual(['a:credit 1']);
     queued[1] = 3 * MiB;
     flow.output('a');
-    expect(calls).toEqual(['a:pause']);
+    flow.taken('a', 2);
+    expect(calls).toEqual(['a:credit 1']);
     queued[0] = 100;
     await new Promise((r) => setTimeout(r, 30));
-    expect(calls).toEqual(['a:pause', 'a:resume']);
+    expect(calls).toEqual(['a:credit 1', 'a:credit 2']);
     flow.close();
+  });
+
+  it('gives back what a forgotten session withheld, and credit for a session it has no flow for at once', () => {
+    const { calls, flow } = rig();
+    const a = flow.session('a', () => []);
+    a.makeScreen(80, 24).write(new Uint8Array(9 * MiB), 1);
+    flow.taken('a', 7);
+    flow.forget('a');
+    flow.taken('gone', 3);
+    expect(calls).toEqual(['a:credit 7', 'gone:credit 3']);
   });
 });

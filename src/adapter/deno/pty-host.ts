@@ -3,11 +3,10 @@
 // started with Deno.Command (the host owns node-pty and stays a Node process).
 import { PtyHostConnection, type HostSocket, type HostSocketEvents, type PtyHostClientOptions } from '../../../pty/client.ts';
 import type { PtyHostRuntime } from '../../pty-host/launcher.ts';
+import { LINK_READ_BYTES } from '../../flow-budget.ts';
 import { hostSocketProblem } from '../../private-files.ts';
 import { denoFileFacts } from './file-facts.ts';
 
-/** Reads below this size are copied out of the read buffer, so a small message does not pin 64 KiB. */
-const READ_BYTES = 64 * 1024;
 
 /** Rejects, before connecting, when the socket or its directory could be another user's (see hostSocketProblem). */
 export async function connectPtyHost(socketPath: string, options: PtyHostClientOptions = {}): Promise<PtyHostConnection> {
@@ -38,13 +37,15 @@ function denoHostSocket(conn: Deno.UnixConn): HostSocket {
   // Flow control: while paused the read loop waits here, so the host sees a full socket.
   let gate: { wait: Promise<void>; open: () => void } | null = null;
   const readAll = async () => {
+    // One buffer for every read, sized with the host's largest frame (src/flow-budget.ts) so most
+    // frames arrive whole: the client copies what it keeps (HostSocketEvents.data).
+    const buf = new Uint8Array(LINK_READ_BYTES);
     try {
       for (;;) {
         if (gate) await gate.wait;
-        const buf = new Uint8Array(READ_BYTES);
         const n = await conn.read(buf);
         if (n === null) break;
-        events?.data(n < READ_BYTES / 4 ? buf.slice(0, n) : buf.subarray(0, n));
+        events?.data(buf.subarray(0, n));
       }
       finish();
     } catch (e) {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { PtyHostConnection, type HostSocket, type HostSocketEvents, type PtyHostClientOptions } from '../../../pty/client.ts';
 import { PtyHostError } from '../../../pty/protocol.ts';
 import { hostSocketProblem } from '../../private-files.ts';
+import { LINK_READ_BYTES } from '../../flow-budget.ts';
 import type { HopTrace } from '../../ports.ts';
 import { nodeFileFacts } from './file-facts.ts';
 import { hopTraceFromEnv } from './hop-trace.ts';
@@ -35,8 +36,6 @@ export class UntrustedHostSocketError extends Error {
   }
 }
 
-/** What one read of the host socket takes at most: the buffer every read goes into. */
-const READ_BUFFER_BYTES = 64 * 1024;
 
 /**
  * Every read goes into one buffer, reused (`onread`): a new buffer per read was a third of the
@@ -50,7 +49,8 @@ function nodeHostSocket(socketPath: string, trace?: HopTrace): HostSocket {
   const socket = createConnection({
     path: socketPath,
     onread: {
-      buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+      // Sized with the host's largest frame (src/flow-budget.ts), so most frames arrive whole.
+      buffer: Buffer.allocUnsafe(LINK_READ_BYTES),
       callback: (size, buffer) => {
         const chunk = buffer.subarray(0, size);
         trace?.('router.from_host', chunk);
