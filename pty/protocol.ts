@@ -43,7 +43,7 @@ export const SpawnSpecSchema = v.object({
 
 const SessionInfoSchema = v.object({ sessionId: id, backend: v.string(), pid: int, cols: int, rows: int });
 
-const spawnErrorCodes = ['not_found', 'bad_cwd', 'bad_env', 'exists', 'backend_unavailable', 'spawn_failed'] as const satisfies readonly PtySpawnError['code'][];
+const spawnErrorCodes = ['not_found', 'bad_cwd', 'bad_env', 'exists', 'backend_unavailable', 'spawn_failed', 'not_allowed'] as const satisfies readonly PtySpawnError['code'][];
 
 /**
  * What a host can do beyond protocol 2's first form, named in its `hello` (docs/protocol.md §9.2).

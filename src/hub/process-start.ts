@@ -40,7 +40,7 @@ export function processStarter(s: StarterContext): Starter {
       await pty.spawn(spec);
     } catch (e) {
       s.screen.dispose();
-      const err = spawnError(e);
+      const err = spawnError(e, spec.host);
       if (CANNOT_START.has((e as { code?: string }).code ?? '')) s.end({ reason: 'error', exitCode: null, detail: err.message });
       throw err;
     }
