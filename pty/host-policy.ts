@@ -73,6 +73,6 @@ export function checkSpawn(policy: HostPolicy, spec: SpawnSpec): void {
   if (!path.isAbsolute(cwd) || path.normalize(cwd) !== cwd) {
     throw new PtyHostError('not_allowed', `host ${policy.host} does not start sessions in ${JSON.stringify(spec.cwd)}: a working directory must be a plain absolute path`);
   }
-  const envProblem = confinedEnvProblem(spec.env);
-  if (envProblem) throw new PtyHostError('bad_env', `host ${policy.host}: ${envProblem}`);
+  const envProblem = confinedEnvProblem(spec.env, `on host ${policy.host}, which runs only what its policy allows`);
+  if (envProblem) throw new PtyHostError('bad_env', envProblem);
 }
