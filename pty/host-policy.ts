@@ -57,6 +57,8 @@ export interface HostPolicy {
   /** This host's name: refusals say whose policy refused. */
   readonly host: string;
   readonly allowed: readonly ArgvPattern[];
+  /** What a session that names no program runs here (the default policy's login shell), if the host says. */
+  readonly defaultShell?: string;
 }
 
 /**

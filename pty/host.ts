@@ -98,7 +98,8 @@ export class PtyHostServer {
     this.#connections.add(conn);
     conn.log.log('info', 'connection accepted');
     const startedBy = this.#owner ? { startedBy: this.#owner.stateDir } : {};
-    conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid, epoch: this.epoch, backends: this.backendNames, confinement: this.#confinement.report, features: [...HOST_FEATURES], ...startedBy }));
+    const shell = this.#policy?.defaultShell === undefined ? {} : { shell: this.#policy.defaultShell };
+    conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid, epoch: this.epoch, backends: this.backendNames, confinement: this.#confinement.report, features: [...HOST_FEATURES], ...startedBy, ...shell }));
   }
 
   /**

@@ -108,6 +108,8 @@ export const HostMessageSchema = v.variant('t', [
     features: v.optional(v.array(v.string())),
     // The state directory of the router that started this host; absent for a host started on its own.
     startedBy: v.optional(v.string()),
+    // A remote host's default program (its login shell), run for a session that names none.
+    shell: v.optional(v.string()),
   }),
   v.object({ t: v.literal('spawned'), rid, pid: int }),
   v.object({ t: v.literal('listed'), rid, sessions: v.array(SessionInfoSchema) }),

@@ -24,5 +24,5 @@ export async function remotePolicy(remote: RemoteLink, sessionUser: string | und
   const user = sessionUser ?? userInfo().username;
   const entry = await run('/usr/bin/getent', ['passwd', user]);
   const shell = (entry.code === 0 ? shellOfPasswdLine(entry.stdout) : undefined) ?? '/bin/sh';
-  return { host: remote.name, allowed: loginShellPatterns(shell) };
+  return { host: remote.name, allowed: loginShellPatterns(shell), defaultShell: `${shell} -l` };
 }

@@ -240,6 +240,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     store,
     pty: placed,
     placement: (host, backend) => placementCheck(hostCredentials, placed, host, backend),
+    hostShell: (host) => placed.linked(host)?.shell,
     clock,
     logger,
     sessionHost,

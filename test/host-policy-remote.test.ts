@@ -118,12 +118,22 @@ describe('a remote host with --allow-command and --backends', () => {
 });
 
 describe('a remote host with the default policy: its login shell only', () => {
-  it('runs the login shell; refuses a command (sh -lc) over REST + join and over A2A', async () => {
+  it('runs the login shell, also for a session naming none; refuses a command (sh -lc) over REST + join and over A2A', async () => {
     const { end, client } = await firstStart({ host: 'plain', argv: ['/bin/bash'], cwd: '/' });
     expect(end.op).not.toBe('Error');
     client.send('pty.session_input', { data: b64('echo plain-$((3*3))\r') });
     await client.waitForOutput('plain-9');
     client.close();
+
+    // A session that names no program runs the host's login shell, which the host said in its greeting
+    // (the router's own default, /bin/sh -l here, is not what this host allows).
+    const created = await createSession({ host: 'plain', cwd: '/' });
+    const { session_id, attach_url } = (await created.json()) as { session_id: string; attach_url: string };
+    const byDefault = await TestClient.connect(attach_url, { token: router.token });
+    expect((await byDefault.join({ role: 'controller' })).at(-1)?.op).not.toBe('Error');
+    const rec = (await (await fetch(`${router.origin}/agents/local/sessions/${session_id}`, { headers: authed() })).json()) as Record<string, unknown>;
+    expect(rec).toMatchObject({ state: 'running', argv: ['/bin/bash', '-l'] });
+    byDefault.close();
 
     const command = await firstStart({ host: 'plain', command: 'id' });
     expect(refusal(command.end)).toMatchObject({ op: 'Error', code: 'PERMISSION_DENIED', reason: 'host_policy.command_not_allowed' });

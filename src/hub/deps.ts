@@ -27,6 +27,8 @@ export interface HubDeps {
    * (docs/remote-hosts.md): throws the client's error when not. Absent: this router takes no remote hosts.
    */
   placement?: (host: string, backend: string) => Promise<void>;
+  /** A linked remote host's own default program (its login shell), for a session there that names none. */
+  hostShell?: (host: string) => string | undefined;
   /** The echo path's hop trace (src/adapter/node/hop-trace.ts, docs/performance.md): undefined unless it is on. */
   trace?: HopTrace;
 }
