@@ -84,7 +84,7 @@ export function checkJoinBackend(caps: SessionHostCaps, record: SessionRecord, j
 export function spawnError(e: unknown, host?: string): BindingError {
   const err = e as { code?: string; message?: string };
   if (err.code === 'not_allowed') {
-    const named = host === undefined ? {} : { host };
+    const named: Record<string, string> = host === undefined ? {} : { host };
     return new BindingError('PERMISSION_DENIED', err.message ?? 'refused by the host\'s policy', {
       metadata: { reason: 'host_policy.command_not_allowed', ...named },
       extra: { reason: 'host_policy.command_not_allowed', ...named },
