@@ -70,6 +70,7 @@ export class PtyHostConnection implements PtyHost {
   readonly #socketClosed: Promise<void>;
   #nextRid = 1;
   #backends: string[] = [];
+  #shell: string | undefined;
   #hostPid = 0;
   #epoch: string | null = null;
   #confinement: ConfinementReport | undefined;
@@ -134,6 +135,11 @@ export class PtyHostConnection implements PtyHost {
   /** The backends the host runs, from its greeting. */
   get backends(): readonly string[] {
     return this.#backends;
+  }
+
+  /** A remote host's default program for sessions that name none, from its greeting. */
+  get shell(): string | undefined {
+    return this.#shell;
   }
 
   /** How the host runs sessions, from its greeting (undefined from a host too old to say: unconfined). */
@@ -346,6 +352,7 @@ export class PtyHostConnection implements PtyHost {
         this.#confinement = msg.confinement;
         this.#features = new Set(msg.features ?? []);
         this.#startedBy = msg.startedBy;
+        this.#shell = msg.shell;
         this.#greet?.resolve();
         this.#greet = undefined;
         return;

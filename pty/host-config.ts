@@ -8,6 +8,7 @@ import { ConfigError, loadSettings, parseArgs, sessionBaseEnv } from '../src/con
 import { HOST_TOKEN_PREFIX, HostName } from '../src/protocol/host-info.ts';
 import type { LogLevel } from '../src/ports.ts';
 import type { SessionConfinement } from '../src/session-confinement.ts';
+import { parseArgvPattern, type ArgvPattern } from './host-policy.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -36,7 +37,14 @@ export interface RemoteLink {
   name: string;
   /** The credential, read from its file at each dial (a new one is picked up without a restart). */
   token(): string;
+  /** `--allow-command`, each one: undefined = the session user's login shell only (pty/host-policy.ts). */
+  allowCommands: ArgvPattern[] | undefined;
+  /** `--backends`: the backends it offers, of those found here; undefined = all of them. */
+  backends: string[] | undefined;
 }
+
+/** The flags only a host that dials in takes: its own policy (docs/remote-hosts.md). */
+const POLICY_FLAGS = ['allow-command', 'backends'] as const;
 
 /** What a router tells a host it starts; the host reads the rest from its own environment. */
 export type PtyHostLaunch = Pick<PtyHostConfig, 'socketPath' | 'startedBy' | 'logLevel' | 'confinement'>;
@@ -50,11 +58,17 @@ const HOST_SETTINGS = ['stateDir', 'ptySocket', 'logLevel', 'sessionUser', 'sess
  * path as the runtime does. Throws ConfigError naming each bad or unknown one.
  */
 export function readPtyHostConfig(argv: readonly string[], env: Env, absolute: (p: string) => string, readText: (file: string) => string = unreadable): PtyHostConfig {
-  const { socket, 'started-by': startedBy, connect, name, 'token-file': tokenFile, ...flags } = parseArgs([...argv]).flags;
+  const { rest, allowed } = takeRepeated(argv, 'allow-command');
+  const { socket, 'started-by': startedBy, connect, name, 'token-file': tokenFile, backends, sandbox, ...flags } = parseArgs(rest).flags;
+  // `--sandbox` is the remote host's short name for `--session-sandbox`.
+  if (sandbox !== undefined) flags['session-sandbox'] = sandbox;
   const s = loadSettings(HOST_SETTINGS, env, socket === undefined ? flags : { ...flags, 'pty-socket': socket });
   const dialsIn = connect !== undefined || name !== undefined || tokenFile !== undefined;
+  if (!dialsIn && (allowed.length > 0 || backends !== undefined)) {
+    throw new ConfigError([`${POLICY_FLAGS.map((f) => `--${f}`).join(' and ')} are a remote host's policy: they go with --connect (a host a router starts runs what that router asks)`]);
+  }
   return {
-    ...(dialsIn ? { remote: remoteLink(connect, name, tokenFile, s.instanceId, readText) } : {}),
+    ...(dialsIn ? { remote: { ...remoteLink(connect, name, tokenFile, s.instanceId, readText), ...hostPolicy(allowed, backends) } } : {}),
     socketPath: absolute(s.ptySocket),
     startedBy,
     logLevel: s.logLevel,
@@ -64,13 +78,44 @@ export function readPtyHostConfig(argv: readonly string[], env: Env, absolute: (
   };
 }
 
+/** Every value of a repeatable flag (`--name value` or `--name=value`), and the arguments without them. */
+function takeRepeated(argv: readonly string[], flag: string): { rest: string[]; allowed: string[] } {
+  const rest: string[] = [];
+  const allowed: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a.startsWith(`--${flag}=`)) allowed.push(a.slice(flag.length + 3));
+    else if (a !== `--${flag}`) rest.push(a);
+    else if (i + 1 < argv.length) allowed.push(argv[++i]!);
+    else throw new ConfigError([`--${flag}: expected a value`]);
+  }
+  return { rest, allowed };
+}
+
+/** `--allow-command` (each an argv pattern) and `--backends` (a comma-separated list). */
+function hostPolicy(allowed: readonly string[], backends: string | undefined): Pick<RemoteLink, 'allowCommands' | 'backends'> {
+  const problems: string[] = [];
+  const allowCommands = allowed.flatMap((text) => {
+    try {
+      return [parseArgvPattern(text)];
+    } catch (e) {
+      problems.push((e as Error).message);
+      return [];
+    }
+  });
+  const offered = backends?.split(',').map((b) => b.trim()).filter(Boolean);
+  if (offered?.length === 0) problems.push('--backends: expected a comma-separated list of backends (native, tmux, screen)');
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { allowCommands: allowed.length > 0 ? allowCommands : undefined, backends: offered };
+}
+
 /** Where no reader of files was given: a credential file cannot be read. */
 function unreadable(file: string): string {
   throw new Error(`--token-file ${file}: this runtime reads no files here`);
 }
 
 /** `--connect URL --name NAME --token-file FILE`, all three: a remote host's link (docs/remote-hosts.md). */
-function remoteLink(connect: string | undefined, name: string | undefined, tokenFile: string | undefined, instanceId: string, readText: (file: string) => string): RemoteLink {
+function remoteLink(connect: string | undefined, name: string | undefined, tokenFile: string | undefined, instanceId: string, readText: (file: string) => string): Omit<RemoteLink, 'allowCommands' | 'backends'> {
   if (connect === undefined || name === undefined || tokenFile === undefined) throw new ConfigError(["--connect, --name and --token-file go together: the router, this host's name there, and the file holding its host credential"]);
   const named = v.safeParse(HostName, name);
   if (!named.success) throw new ConfigError([`--name ${JSON.stringify(name)}: ${named.issues[0].message}`]);

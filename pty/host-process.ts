@@ -17,6 +17,8 @@ import { findFdCloser } from './backends/terminal-spawn.ts';
 import type { PtyHostConfig } from './host-config.ts';
 import { PtyHostServer } from './host.ts';
 import { HostDialer } from './dial-out.ts';
+import { offeredBackends, remotePolicy } from './remote-policy.ts';
+import { formatPattern } from './host-policy.ts';
 import { jsonLogger } from '../src/logger.ts';
 import { nodeFileFacts } from '../src/adapter/node/file-facts.ts';
 import { hopTraceFromEnv } from '../src/adapter/node/hop-trace.ts';
@@ -66,11 +68,16 @@ async function serve(config: PtyHostConfig, log: Logger): Promise<void> {
   else if (process.getuid?.() === 0) log.log('warn', 'sessions run as root, unconfined: whoever may create or type into a session owns this machine (PTY_WS_SESSION_USER, PTY_WS_SESSION_SANDBOX; docs/security.md)');
   // A router that started us may ask us to stop, as its successors on the same state dir may (they adopt us).
   const owner = startedBy === undefined ? undefined : { stateDir: startedBy, stop: () => void shutdown('shutdown request') };
-  const host = new PtyHostServer(log, await detectBackends(socketPath, log, launcher, config.path), confinement, hopTraceFromEnv(process.env, 'host'), owner);
+  const { remote } = config;
+  const found = await detectBackends(socketPath, log, launcher, config.path);
+  // A remote host runs only what its own policy allows, whatever its router asks (docs/remote-hosts.md).
+  const policy = remote && (await remotePolicy(remote, config.confinement.user));
+  const backends = remote ? offeredBackends(found, remote) : found;
+  if (policy) log.log('info', 'host policy', { allow_commands: policy.allowed.map(formatPattern), backends: backends.map((b) => b.name) });
+  const host = new PtyHostServer(log, backends, confinement, hopTraceFromEnv(process.env, 'host'), owner, policy);
   // Before listening, so the first `list` already names the sessions an earlier host left.
   await host.recover();
   // A remote host serves its router over its link only (docs/remote-hosts.md): no local socket.
-  const { remote } = config;
   const dialer = remote && new HostDialer({ url: remote.url, token: remote.token, logger: log.child({ link: remote.name }), accept: (link) => host.accept(link) });
   const server = remote ? undefined : createServer((socket) => host.accept(socket));
   if (server) {

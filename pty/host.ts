@@ -15,6 +15,7 @@ import { ptyInput, type PtyInput } from './pty-input.ts';
 import { EventStream } from './event-stream.ts';
 import type { Confinement } from './confine.ts';
 import { preflight, sizeProblem } from './preflight.ts';
+import { checkSpawn, type HostPolicy } from './host-policy.ts';
 import { isAlive, signalSession } from './process-tree.ts';
 import { HOST_FEATURES, PROTOCOL_VERSION, PtyHostError, encodeFrame, type HostMessage, type Request } from './protocol.ts';
 
@@ -47,8 +48,12 @@ export class PtyHostServer {
   /** The router that started this host (pty/main.ts `--started-by`): named in `hello`, it may ask the host to stop. */
   readonly #owner: HostOwner | undefined;
 
-  constructor(log: Logger, backends: readonly Backend[], confinement: Confinement, trace?: HopTrace, owner?: HostOwner) {
+  /** A remote host's own policy (pty/host-policy.ts): undefined for the local host, which runs what its router asks. */
+  readonly #policy: HostPolicy | undefined;
+
+  constructor(log: Logger, backends: readonly Backend[], confinement: Confinement, trace?: HopTrace, owner?: HostOwner, policy?: HostPolicy) {
     this.#log = log;
+    this.#policy = policy;
     this.#owner = owner;
     this.#trace = trace;
     this.#confinement = confinement;
@@ -93,7 +98,8 @@ export class PtyHostServer {
     this.#connections.add(conn);
     conn.log.log('info', 'connection accepted');
     const startedBy = this.#owner ? { startedBy: this.#owner.stateDir } : {};
-    conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid, epoch: this.epoch, backends: this.backendNames, confinement: this.#confinement.report, features: [...HOST_FEATURES], ...startedBy }));
+    const shell = this.#policy?.defaultShell === undefined ? {} : { shell: this.#policy.defaultShell };
+    conn.send(encodeFrame({ t: 'hello', protocol: PROTOCOL_VERSION, pid: process.pid, epoch: this.epoch, backends: this.backendNames, confinement: this.#confinement.report, features: [...HOST_FEATURES], ...startedBy, ...shell }));
   }
 
   /**
@@ -176,6 +182,8 @@ export class PtyHostServer {
     if (!backend) {
       throw new PtyHostError('backend_unavailable', `backend "${spec.backend}" is not available on this PTY host (it runs: ${this.backendNames.join(', ')})`);
     }
+    // Before anything of the spec is looked at on this machine (preflight resolves the program).
+    if (this.#policy) checkSpawn(this.#policy, spec);
     if (this.#sessions.has(sessionId) || this.#starting.has(sessionId) || this.#events.isUnreported(sessionId)) {
       throw new PtyHostError('exists', `session ${sessionId} already exists`);
     }

@@ -43,7 +43,7 @@ export const SpawnSpecSchema = v.object({
 
 const SessionInfoSchema = v.object({ sessionId: id, backend: v.string(), pid: int, cols: int, rows: int });
 
-const spawnErrorCodes = ['not_found', 'bad_cwd', 'bad_env', 'exists', 'backend_unavailable', 'spawn_failed'] as const satisfies readonly PtySpawnError['code'][];
+const spawnErrorCodes = ['not_found', 'bad_cwd', 'bad_env', 'exists', 'backend_unavailable', 'spawn_failed', 'not_allowed'] as const satisfies readonly PtySpawnError['code'][];
 
 /**
  * What a host can do beyond protocol 2's first form, named in its `hello` (docs/protocol.md §9.2).
@@ -108,6 +108,8 @@ export const HostMessageSchema = v.variant('t', [
     features: v.optional(v.array(v.string())),
     // The state directory of the router that started this host; absent for a host started on its own.
     startedBy: v.optional(v.string()),
+    // A remote host's default program (its login shell), run for a session that names none.
+    shell: v.optional(v.string()),
   }),
   v.object({ t: v.literal('spawned'), rid, pid: int }),
   v.object({ t: v.literal('listed'), rid, sessions: v.array(SessionInfoSchema) }),

@@ -76,7 +76,8 @@ export interface PtyHostListener {
 
 /** A failed spawn: `code` says why, `message` is safe to show to the joining client. */
 export interface PtySpawnError {
-  code: 'not_found' | 'bad_cwd' | 'bad_env' | 'exists' | 'backend_unavailable' | 'spawn_failed';
+  /** `not_allowed`: a remote host's own policy refused it (docs/remote-hosts.md). */
+  code: 'not_found' | 'bad_cwd' | 'bad_env' | 'exists' | 'backend_unavailable' | 'spawn_failed' | 'not_allowed';
   message: string;
 }
 

@@ -239,7 +239,8 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     config,
     store,
     pty: placed,
-    placement: (host) => placementCheck(hostCredentials, placed, host),
+    placement: (host, backend) => placementCheck(hostCredentials, placed, host, backend),
+    hostShell: (host) => placed.linked(host)?.shell,
     clock,
     logger,
     sessionHost,
@@ -381,10 +382,18 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
   return { app, hub, store, ptyHost, createDefaultSession, tokensReloaded, announce, stop };
 }
 
-/** A new session may go to a remote host that has a credential here and is linked now. */
-async function placementCheck(credentials: HostCredentials, placed: PlacedHosts, host: string): Promise<void> {
+/** A new session may go to a remote host that has a credential here, is linked now and offers its backend. */
+async function placementCheck(credentials: HostCredentials, placed: PlacedHosts, host: string, backend: string): Promise<void> {
   if (!(await credentials.list()).some((h) => h.name === host)) {
     throw new BindingError('INVALID_REQUEST', `no PTY host ${host} is known here (pty-ws token --host ${host} makes its credential)`, { metadata: { reason: 'host_unknown' } });
   }
-  if (!placed.linked(host)) throw new BindingError('INVALID_REQUEST', `the PTY host ${host} is not linked to this router now (pty-ws host --connect ... --name ${host})`, { metadata: { reason: 'host_unreachable' } });
+  const link = placed.linked(host);
+  if (!link) throw new BindingError('INVALID_REQUEST', `the PTY host ${host} is not linked to this router now (pty-ws host --connect ... --name ${host})`, { metadata: { reason: 'host_unreachable' } });
+  // What the host offers is its own choice (--backends): never another backend in its place.
+  if (!link.backends.includes(backend)) {
+    throw new BindingError('UNSUPPORTED_OPERATION', `the PTY host ${host} does not offer the ${backend} backend (it offers: ${link.backends.join(', ')})`, {
+      metadata: { reason: 'session_backend.not_implemented', session_backend: backend, host },
+      extra: { reason: 'session_backend.not_implemented' },
+    });
+  }
 }

@@ -43,11 +43,11 @@ type ConfinementConfig = Pick<
  */
 const LOADER_VARIABLES = /^(LD_.*|MALLOC_.*|GCONV_PATH|GETCONF_DIR|GLIBC_TUNABLES|HOSTALIASES|LOCALDOMAIN|LOCPATH|NIS_PATH|NLSPATH|RESOLV_HOST_CONF|RES_OPTIONS|TZDIR)$/;
 
-/** Why a confined session may not have this environment, or undefined when it may. */
-export function confinedEnvProblem(env: Record<string, string>): string | undefined {
+/** Why a confined session (or one of a host with a policy: `when`) may not have this environment, or undefined when it may. */
+export function confinedEnvProblem(env: Record<string, string>, when = 'while sessions are confined'): string | undefined {
   const refused = Object.keys(env).filter((name) => LOADER_VARIABLES.test(name));
   if (refused.length === 0) return undefined;
-  return `environment variable${refused.length > 1 ? 's' : ''} ${refused.join(', ')} may not be set while sessions are confined: the dynamic loader and libc read them (docs/security.md)`;
+  return `environment variable${refused.length > 1 ? 's' : ''} ${refused.join(', ')} may not be set ${when}: the dynamic loader and libc read them (docs/security.md)`;
 }
 
 const dirOf = (p: string) => p.slice(0, p.lastIndexOf('/')) || '/';

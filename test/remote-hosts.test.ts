@@ -44,7 +44,8 @@ function startRemoteHost(name: string, token: string): Child & { tokenFile: stri
   const dir = tempDir(name);
   const tokenFile = join(dir, 'host.token');
   writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
-  const host = runCli(['host', '--connect', router.origin, '--name', name, '--token-file', tokenFile, '--state-dir', dir], {});
+  // Its policy allows the shell these sessions run (the default would be root's login shell only).
+  const host = runCli(['host', '--connect', router.origin, '--name', name, '--token-file', tokenFile, '--state-dir', dir, '--allow-command', '/bin/sh *'], {});
   children.push(host);
   return { ...host, tokenFile };
 }

@@ -23,10 +23,12 @@ export interface HubDeps {
   /** Called once per session when the hub first loads it, before anyone can attach to it. */
   sessionLoaded?: (session: Session) => void;
   /**
-   * Whether a new session may be placed on the named remote host (docs/remote-hosts.md): throws the
-   * client's error when not. Absent: this router takes no remote hosts.
+   * Whether a new session may be placed on the named remote host, on that backend
+   * (docs/remote-hosts.md): throws the client's error when not. Absent: this router takes no remote hosts.
    */
-  placement?: (host: string) => Promise<void>;
+  placement?: (host: string, backend: string) => Promise<void>;
+  /** A linked remote host's own default program (its login shell), for a session there that names none. */
+  hostShell?: (host: string) => string | undefined;
   /** The echo path's hop trace (src/adapter/node/hop-trace.ts, docs/performance.md): undefined unless it is on. */
   trace?: HopTrace;
 }

@@ -32,7 +32,9 @@ export function processStarter(s: StarterContext): Starter {
     const size = firstController ? joinSize(req) : undefined;
     const cols = size?.cols ?? record.cols;
     const rows = size?.rows ?? record.rows;
-    const spec = buildSpawnSpec({ ...record, backend }, req, cols, rows, { defaultShell: config.defaultShell, defaultCwd: config.defaultCwd, baseEnv: config.sessionBaseEnv });
+    // A remote host that says what it runs by default (its login shell, all its policy may allow) runs that.
+    const defaultShell = (record.host !== null && s.deps.hostShell?.(record.host)) || config.defaultShell;
+    const spec = buildSpawnSpec({ ...record, backend }, req, cols, rows, { defaultShell, defaultCwd: config.defaultCwd, baseEnv: config.sessionBaseEnv });
     // A session stays on the host it was placed on at its creation (docs/remote-hosts.md).
     if (record.host !== null) spec.host = record.host;
     s.screen.create(cols, rows);
@@ -40,7 +42,7 @@ export function processStarter(s: StarterContext): Starter {
       await pty.spawn(spec);
     } catch (e) {
       s.screen.dispose();
-      const err = spawnError(e);
+      const err = spawnError(e, spec.host);
       if (CANNOT_START.has((e as { code?: string }).code ?? '')) s.end({ reason: 'error', exitCode: null, detail: err.message });
       throw err;
     }

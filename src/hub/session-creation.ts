@@ -14,8 +14,8 @@ export interface SessionCreationDeps {
   store: Pick<Store, 'createSessionWithin'>;
   caps: SessionHostCaps;
   clock: Clock;
-  /** Checks a remote host named by `host` may take it (HubDeps.placement). */
-  placement?: (host: string) => Promise<void>;
+  /** Checks a remote host named by `host` may take it, on that backend (HubDeps.placement). */
+  placement?: (host: string, backend: string) => Promise<void>;
 }
 
 /**
@@ -27,10 +27,6 @@ export interface SessionCreationDeps {
 export async function createSession(deps: SessionCreationDeps, principal: Principal, input: CreateSession, via: 'rest' | 'a2a'): Promise<SessionRecord> {
   const { config } = deps;
   if (principal.sessions) throw new BindingError('PERMISSION_DENIED', 'a bearer restricted to particular sessions cannot create sessions: use one it covers');
-  if (input.host !== undefined) {
-    if (!deps.placement) throw new BindingError('INVALID_REQUEST', `this router takes no remote PTY hosts: no host ${input.host}`, { metadata: { reason: 'host_unknown' } });
-    await deps.placement(input.host);
-  }
   const rec: SessionRecord = {
     ...newSessionRecord(
       { instanceId: config.instanceId, caps: deps.caps, defaultCols: config.defaultCols, defaultRows: config.defaultRows, createdBy: principal.id, now: deps.clock.now() },
@@ -38,6 +34,10 @@ export async function createSession(deps: SessionCreationDeps, principal: Princi
     ),
     createdVia: via,
   };
+  if (input.host !== undefined) {
+    if (!deps.placement) throw new BindingError('INVALID_REQUEST', `this router takes no remote PTY hosts: no host ${input.host}`, { metadata: { reason: 'host_unknown' } });
+    await deps.placement(input.host, rec.backend);
+  }
   const limit = config.maxSessionsPerPrincipal;
   if (!(await deps.store.createSessionWithin({ ...rec, createdBy: principal.id }, limit))) {
     throw new BindingError('RATE_LIMITED', `principal ${principal.id} already has ${limit} sessions that have not ended (PTY_WS_MAX_SESSIONS_PER_PRINCIPAL=${limit}): end some first`);

@@ -80,9 +80,16 @@ export function checkJoinBackend(caps: SessionHostCaps, record: SessionRecord, j
   }
 }
 
-/** A failed spawn as the joining client sees it: what went wrong, in `reason` and the message. */
-export function spawnError(e: unknown): BindingError {
+/** A failed spawn as the joining client sees it: what went wrong, in `reason` and the message; `host` is the remote host it was asked of. */
+export function spawnError(e: unknown, host?: string): BindingError {
   const err = e as { code?: string; message?: string };
+  if (err.code === 'not_allowed') {
+    const named: Record<string, string> = host === undefined ? {} : { host };
+    return new BindingError('PERMISSION_DENIED', err.message ?? 'refused by the host\'s policy', {
+      metadata: { reason: 'host_policy.command_not_allowed', ...named },
+      extra: { reason: 'host_policy.command_not_allowed', ...named },
+    });
+  }
   if (err.code === 'backend_unavailable') {
     return new BindingError('UNSUPPORTED_OPERATION', err.message ?? 'backend unavailable', {
       metadata: { reason: 'session_backend.not_implemented' },

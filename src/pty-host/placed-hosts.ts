@@ -11,6 +11,8 @@ import type { HostResume, Logger, PtyExit, PtyHost, PtyHostListener, PtySessionI
 export interface RemoteHost extends PtyHost {
   /** The backends it said it runs. */
   readonly backends: readonly string[];
+  /** What a session that names no program runs there, if it said (its login shell). */
+  readonly shell?: string | undefined;
 }
 
 export interface HostLink {
@@ -137,9 +139,9 @@ export class PlacedHosts implements PtyHost {
     return true;
   }
 
-  linked(name: string): { since: number; backends: readonly string[] } | undefined {
+  linked(name: string): { since: number; backends: readonly string[]; shell: string | undefined } | undefined {
     const l = this.#linked.get(name);
-    return l && { since: l.since, backends: l.link.host.backends };
+    return l && { since: l.since, backends: l.link.host.backends, shell: l.link.host.shell };
   }
 
   /** Sessions placed on the named host that have not ended. */

@@ -33,10 +33,13 @@ const COMMANDS: Record<string, Command> = {
     run: runPtyHostCommand,
   },
   host: {
-    synopsis: 'host --connect <router URL> --name <name> --token-file <file>',
+    synopsis: 'host --connect <router URL> --name <name> --token-file <file> [--allow-command <argv pattern>]... [--backends native,tmux]',
     help: [
       'a PTY host on this machine that dials in to the router (wss://, or ws:// to loopback) and',
       'links again with backoff whenever the link is lost; its credential: pty-ws token --host <name>.',
+      'It runs only what its own policy allows: --allow-command (repeatable; "/abs/program arg" exactly,',
+      'a last * for any further arguments; default: the login shell), the backends it offers',
+      '(--backends), as --session-user, in --sandbox bwrap.',
       'Without --connect: the local PTY host, as pty-host (docs/remote-hosts.md)',
     ],
     run: runPtyHostCommand,
