@@ -233,6 +233,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     clock: () => clock.now(),
     placedOn: (host) => sessionsPlacedOn(store, config.instanceId, host),
     adopt: (host, listed): Promise<void> => hub.adoptRemote(host, listed),
+    lost: (host, reason) => hub.remoteHostLost(host, reason),
   });
   const hostCredentials = new HostCredentials(store.hosts, clock, config.instanceId);
   const hub = new SessionHub({
@@ -240,6 +241,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     store,
     pty: placed,
     placement: (host) => placementCheck(hostCredentials, placed, host),
+    remoteLinked: (host) => placed.linked(host) !== undefined,
     clock,
     logger,
     sessionHost,

@@ -27,6 +27,8 @@ export interface HubDeps {
    * client's error when not. Absent: this router takes no remote hosts.
    */
   placement?: (host: string) => Promise<void>;
+  /** Whether the named remote host is linked now (docs/remote-hosts.md). Absent: this router takes no remote hosts. */
+  remoteLinked?: (host: string) => boolean;
   /** The echo path's hop trace (src/adapter/node/hop-trace.ts, docs/performance.md): undefined unless it is on. */
   trace?: HopTrace;
 }

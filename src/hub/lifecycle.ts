@@ -11,15 +11,22 @@ import type { CloseReason } from './types.ts';
  *   is still killed.
  * - `starting`: a spawn is under way; every start waits for the same one.
  * - `running`: the PTY host runs it. `hostDown` says why nothing reaches it while the host is
- *   unreachable; `killRequested` makes its exit `killed`.
+ *   unreachable (`host`: the remote host whose link is down, docs/remote-hosts.md); `killRequested`
+ *   makes its exit `killed`.
  * - `closed`: over. `stored` once the store holds it as closed; `readers` are joins of the ended
  *   session still cutting their flush. With both done, nothing of it needs to stay in memory.
  */
 export type Phase =
   | { state: 'created'; killRequested: boolean }
   | { state: 'starting'; started: Promise<void>; killRequested: boolean }
-  | { state: 'running'; killRequested: boolean; hostDown: string | null }
+  | { state: 'running'; killRequested: boolean; hostDown: HostDown | null }
   | { state: 'closed'; stored: boolean; readers: number };
+
+/** Why a running process is out of reach: the message members heard, and the remote host, if it is one. */
+export interface HostDown {
+  message: string;
+  host?: string;
+}
 
 /** How a running process's end reads in its Closed frame. */
 export interface Ending {
@@ -102,30 +109,32 @@ export class Lifecycle {
   }
 
   requireHost(): void {
-    if (this.now.state === 'running' && this.now.hostDown) throw new BindingError('INTERNAL', `${this.now.hostDown}; try again shortly`);
+    if (this.now.state === 'running' && this.now.hostDown) throw hostDownError(this.now.hostDown, `${this.now.hostDown.message}; try again shortly`);
   }
 
   /** False unless the process runs: only then does a lost host matter to it. */
-  hostLost(message: string): boolean {
+  hostLost(down: HostDown): boolean {
     if (this.rec.state !== 'running' || this.now.state !== 'running') return false;
-    this.now = { ...this.now, hostDown: message };
+    this.now = { ...this.now, hostDown: down };
     return true;
   }
 
   /**
-   * The PTY host runs the process (after a router restart, or once a lost host is back). True when
-   * that is news: a `created` record whose start was not recorded is running now.
+   * The PTY host runs the process (after a router restart, or once a lost host is back). `started`
+   * when that is news: a `created` record whose start was not recorded is running now; `back` is
+   * why it was out of reach until now, if it was.
    */
-  adopted(info: PtySessionInfo, sessionClass: string): boolean {
+  adopted(info: PtySessionInfo, sessionClass: string): { started: boolean; back?: HostDown } {
+    const back = this.now.state === 'running' ? (this.now.hostDown ?? undefined) : undefined;
     if (this.now.state === 'running') this.now = { ...this.now, hostDown: null };
-    if (this.rec.state !== 'created') return false;
+    if (this.rec.state !== 'created') return { started: false, back };
     // Its start was not recorded before the router went down. A session listed only for its
     // unreported exit has no size (0): keep the record's.
     const patch = { backend: info.backend, sessionClass, state: 'running' as const, cols: info.cols || this.rec.cols, rows: info.rows || this.rec.rows };
     this.now = { state: 'running', killRequested: this.now.state !== 'closed' && this.now.killRequested, hostDown: null };
     this.rec = { ...this.rec, ...patch };
     void this.persist(patch);
-    return true;
+    return { started: true };
   }
 
   /** A member was admitted: from now on the session is not fresh, after a router restart too. */
@@ -205,4 +214,13 @@ function initialPhase(state: SessionState): Phase {
   if (state === 'closed') return { state: 'closed', stored: true, readers: 0 };
   if (state === 'running') return { state: 'running', killRequested: false, hostDown: null };
   return { state: 'created', killRequested: false };
+}
+
+/**
+ * The error a member hears while its session's host is out of reach (docs/protocol.md §7.3):
+ * `INTERNAL`, retryable; for a remote host whose link is down its reason is `host_unreachable`.
+ */
+export function hostDownError(down: HostDown, message = down.message): BindingError {
+  if (down.host === undefined) return new BindingError('INTERNAL', message);
+  return new BindingError('INTERNAL', message, { metadata: { reason: 'host_unreachable', host: down.host }, extra: { reason: 'host_unreachable' } });
 }

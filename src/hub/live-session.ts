@@ -8,7 +8,7 @@ import type { MembershipLists, TaskStatusUpdatePayload } from '../protocol/serve
 import type { LogLoss, PtyExit, PtySessionInfo, ScreenFactory, SessionRecord } from '../ports.ts';
 import type { HubDeps } from './deps.ts';
 import { finishBehind, join, type FlushContext } from './flushes.ts';
-import { Lifecycle, type Ending } from './lifecycle.ts';
+import { Lifecycle, hostDownError, type Ending, type HostDown } from './lifecycle.ts';
 import type { Member } from './member.ts';
 import { Membership } from './membership.ts';
 import { lossError } from './log-loss.ts';
@@ -250,17 +250,28 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     this.stream.end({ reason, exitCode: null, detail }, goodbye);
   }
 
-  /** The PTY host is unreachable: every member hears it now; the session waits for `adopted` or `terminate`. */
-  hostLost(message: string): void {
-    if (!this.lifecycle.hostLost(message)) return;
-    const err = new BindingError('INTERNAL', message);
+  /**
+   * The PTY host is unreachable (`host`: the remote one whose link is down): every member hears it
+   * now; the session waits for `adopted` or `terminate`.
+   */
+  hostLost(message: string, host?: string): void {
+    const down: HostDown = { message, host };
+    if (!this.lifecycle.hostLost(down)) return;
+    const err = hostDownError(down);
     this.members.tellEach((m) => ({ kind: 'Error', error: err, sequence: m.lastSequence }));
   }
 
-  /** The PTY host runs this session: after a router restart, or once a lost host is back. */
+  /**
+   * The PTY host runs this session: after a router restart, or once a lost host is back. Members
+   * that heard a remote host was unreachable hear it is back (docs/protocol.md §7.3).
+   */
   adopted(info: PtySessionInfo): void {
     const sessionClass = this.deps.sessionHost.backends[info.backend] ?? this.lifecycle.record.sessionClass;
-    if (this.lifecycle.adopted(info, sessionClass)) this.screen.ensure(this.lifecycle.record.cols, this.lifecycle.record.rows);
+    const { started, back } = this.lifecycle.adopted(info, sessionClass);
+    if (started) this.screen.ensure(this.lifecycle.record.cols, this.lifecycle.record.rows);
+    if (back?.host === undefined) return;
+    const err = new BindingError('INTERNAL', `the PTY host ${back.host} is linked again: input is taken and output goes on`, { metadata: { reason: 'host_linked', host: back.host }, extra: { reason: 'host_linked' } });
+    this.members.tellEach((m) => ({ kind: 'Error', error: err, sequence: m.lastSequence }));
   }
 
   /** The store gave up on some of this session's log frames: every member already got them live, but a replay will skip them. */
