@@ -89,7 +89,14 @@ it('a cut link is a notice, not an end: host_unreachable shown and input refused
   expect(refused.payload).toMatchObject({ code: 'INTERNAL', reason: 'host_unreachable' });
   expect(a.closed).toBeNull();
 
+  // One who joins meanwhile hears it at its join.
+  const b = await TestClient.connect(attach_url, { token: router.token });
+  const bJoined = await b.join({ role: 'observer' });
+  expect(bJoined.at(-1)?.payload.kind).toBe('Keyframe');
+  await b.waitForFrame((f) => f.op === 'Error' && f.payload.reason === 'host_unreachable', 'the notice at a join while the link is down');
+
   relay.restore();
+  await b.waitForFrame((f) => f.op === 'Error' && f.payload.reason === 'host_linked', 'the late joiner to hear the host is back', 60_000);
   const back = await a.waitForFrame((f) => f.op === 'Error' && f.payload.reason === 'host_linked', 'the notice that the host is back', 60_000);
   expect(String(back.payload.message)).toContain('flaky');
   expect((await getJson<{ state: string }>(`/agents/local/sessions/${id}`)).body.state).toBe('running');
@@ -111,4 +118,5 @@ it('a cut link is a notice, not an end: host_unreachable shown and input refused
   const numbers = [...a.output().matchAll(/L(\d+)\./g)].map((m) => Number(m[1]));
   expect(numbers).toEqual(numbers.map((_, i) => i + 1));
   a.close();
+  b.close();
 }, 180_000);

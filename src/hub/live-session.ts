@@ -147,10 +147,19 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     // (docs/protocol.md §5.4); the others' count once the size in force leaves (§5.5).
     const size = joinSize(req);
     if (size && !this.lifecycle.ended) this.sizes.ask(member.clientId, size);
-    return join(this, member, req, replayFrom, requestId).catch((e: unknown) => {
-      if (!this.members.has(member)) this.sizes.forget(member.clientId);
-      throw e;
-    });
+    return join(this, member, req, replayFrom, requestId).then(
+      () => {
+        // Joined while its remote host's link is down: it hears so now, as the members before it did.
+        const p = this.lifecycle.phase;
+        if (p.state === 'running' && p.hostDown?.host !== undefined && this.members.has(member)) {
+          member.tell({ kind: 'Error', error: hostDownError(p.hostDown), sequence: member.lastSequence });
+        }
+      },
+      (e: unknown) => {
+        if (!this.members.has(member)) this.sizes.forget(member.clientId);
+        throw e;
+      },
+    );
   }
 
   leave(member: Member): void {
