@@ -21,7 +21,8 @@ import type { Clock, HopTrace, Logger, ScreenFactory, SessionRecord, Store, Time
 import { holdInstanceLease } from './instance-lease.ts';
 import { startHeartbeat, type Heartbeat } from './instance-registry.ts';
 import { PTY_WS_VERSION } from './version.ts';
-import { readiness, type ReadinessCheck } from './readiness.ts';
+import { readiness } from './readiness.ts';
+import { remoteHostChecks } from './pty-host/host-readiness.ts';
 import type { PtyHostLink } from './pty-host/supervised.ts';
 import { confinementMismatch } from './session-confinement.ts';
 import { CertificateAuthenticator } from './auth/client-certificate.ts';
@@ -392,16 +393,3 @@ async function placementCheck(credentials: HostCredentials, placed: PlacedHosts,
   if (!placed.linked(host)) throw new BindingError('INVALID_REQUEST', `the PTY host ${host} is not linked to this router now (pty-ws host --connect ... --name ${host})`, { metadata: { reason: 'host_unreachable' } });
 }
 
-/** Each remote host that runs sessions of this router is needed: one check per host, ready while it is linked. */
-async function remoteHostChecks(store: Pick<Store, 'listSessions'>, instanceId: string, placed: PlacedHosts): Promise<ReadinessCheck[]> {
-  const names = new Set<string>();
-  try {
-    for (const r of await store.listSessions(instanceId)) if (r.host && r.state !== 'closed') names.add(r.host);
-  } catch {
-    return []; // the database check says so
-  }
-  return [...names].sort().map((name) => ({
-    name: `host:${name}`,
-    check: () => (placed.linked(name) ? Promise.resolve() : Promise.reject(new Error(`the PTY host ${name} is not linked to this router`))),
-  }));
-}

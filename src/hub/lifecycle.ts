@@ -5,6 +5,7 @@ import { BindingError } from '../errors.ts';
 import type { JoinSession } from '../protocol/pty-payloads.ts';
 import type { Logger, PtyExit, PtySessionInfo, SessionPatch, SessionRecord, SessionState, Store } from '../ports.ts';
 import type { CloseReason } from './types.ts';
+import { hostDownError, type HostDown } from './host-notices.ts';
 
 /**
  * - `created`: no process yet. `killRequested` survives a failed start, so a process started later
@@ -21,12 +22,6 @@ export type Phase =
   | { state: 'starting'; started: Promise<void>; killRequested: boolean }
   | { state: 'running'; killRequested: boolean; hostDown: HostDown | null }
   | { state: 'closed'; stored: boolean; readers: number };
-
-/** Why a running process is out of reach: the message members heard, and the remote host, if it is one. */
-export interface HostDown {
-  message: string;
-  host?: string;
-}
 
 /** How a running process's end reads in its Closed frame. */
 export interface Ending {
@@ -216,11 +211,3 @@ function initialPhase(state: SessionState): Phase {
   return { state: 'created', killRequested: false };
 }
 
-/**
- * The error a member hears while its session's host is out of reach (docs/protocol.md §7.3):
- * `INTERNAL`, retryable; for a remote host whose link is down its reason is `host_unreachable`.
- */
-export function hostDownError(down: HostDown, message = down.message): BindingError {
-  if (down.host === undefined) return new BindingError('INTERNAL', message);
-  return new BindingError('INTERNAL', message, { metadata: { reason: 'host_unreachable', host: down.host }, extra: { reason: 'host_unreachable' } });
-}

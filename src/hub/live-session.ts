@@ -8,7 +8,8 @@ import type { MembershipLists, TaskStatusUpdatePayload } from '../protocol/serve
 import type { LogLoss, PtyExit, PtySessionInfo, ScreenFactory, SessionRecord } from '../ports.ts';
 import type { HubDeps } from './deps.ts';
 import { finishBehind, join, type FlushContext } from './flushes.ts';
-import { Lifecycle, hostDownError, type Ending, type HostDown } from './lifecycle.ts';
+import { Lifecycle, type Ending } from './lifecycle.ts';
+import { hostDownError, hostLinkedNotice, type HostDown } from './host-notices.ts';
 import type { Member } from './member.ts';
 import { Membership } from './membership.ts';
 import { lossError } from './log-loss.ts';
@@ -279,7 +280,7 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     const { started, back } = this.lifecycle.adopted(info, sessionClass);
     if (started) this.screen.ensure(this.lifecycle.record.cols, this.lifecycle.record.rows);
     if (back?.host === undefined) return;
-    const err = new BindingError('INTERNAL', `the PTY host ${back.host} is linked again: input is taken and output goes on`, { metadata: { reason: 'host_linked', host: back.host }, extra: { reason: 'host_linked' } });
+    const err = hostLinkedNotice(back.host);
     this.members.tellEach((m) => ({ kind: 'Error', error: err, sequence: m.lastSequence }));
   }
 
