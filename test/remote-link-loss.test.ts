@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { b64, TestClient, type Frame } from './helpers/client.ts';
 import { runCli, startRouterProcess, type Child, type RouterProcess } from './helpers/processes.ts';
 import { startProxy, type CuttableProxy } from './helpers/proxy.ts';
+import { launchChromium, openLivePage, waitForText } from './helpers/browser.ts';
 import { until } from './helpers/wait.ts';
 
 const dirs: string[] = [];
@@ -120,3 +121,26 @@ it('a cut link is a notice, not an end: host_unreachable shown and input refused
   a.close();
   b.close();
 }, 180_000);
+
+it('the page says the host is unreachable while the link is cut, then that it is back, and clears the error', async () => {
+  const created = await fetch(`${router.origin}/agents/local/sessions`, {
+    method: 'POST',
+    headers: { ...authed(), 'content-type': 'application/json' },
+    body: JSON.stringify({ host: 'flaky', command: 'exec /bin/sh' }),
+  });
+  const { session_id: id } = (await created.json()) as { session_id: string };
+  const browser = await launchChromium();
+  try {
+    const problems: string[] = [];
+    const page = await openLivePage(browser, `${router.origin}/#token=${router.token}&session=${id}`, problems);
+    relay.cut({ refuse: true });
+    await waitForText(page, '#error', /PTY host flaky is unreachable/, 20_000);
+    relay.restore();
+    await waitForText(page, '#notice', /PTY host flaky is linked again/, 60_000);
+    expect(await page.locator('#error').isVisible()).toBe(false);
+    expect(await page.locator('#status').textContent()).toBe('live');
+    expect(problems).toEqual([]);
+  } finally {
+    await browser.close();
+  }
+}, 120_000);
