@@ -144,3 +144,33 @@ it('the page says the host is unreachable while the link is cut, then that it is
     await browser.close();
   }
 }, 120_000);
+
+it('a flood cut mid-way and restored arrives whole: every line once and in order, every sequence number once', async () => {
+  const last = 200_000;
+  const created = await fetch(`${router.origin}/agents/local/sessions`, {
+    method: 'POST',
+    headers: { ...authed(), 'content-type': 'application/json' },
+    body: JSON.stringify({ host: 'flaky', command: `sleep 1; seq 1 ${last}; echo flood-done; exec sleep 600` }),
+  });
+  const { attach_url } = (await created.json()) as { attach_url: string };
+  const a = await TestClient.connect(attach_url, { token: router.token });
+  const joined = await a.join({ role: 'observer' }, { replay_from: 0 });
+  await a.waitForOutput('\n5000\r', 30_000);
+  relay.cut({ refuse: true });
+  await a.waitForFrame((f) => f.op === 'Error' && f.payload.reason === 'host_unreachable', 'the host_unreachable notice', 20_000);
+  // The host stops reading the PTY meanwhile: the flood waits rather than being dropped.
+  await new Promise((r) => setTimeout(r, 1500));
+  relay.restore();
+  await a.waitForOutput('flood-done', 120_000);
+  const lines = [...a.output().matchAll(/^(\d+)\r?$/gm)].map((m) => Number(m[1]));
+  expect(lines.length).toBe(last);
+  // The cut came mid-flood: much of it arrived after the notice.
+  const notice = a.frames().findIndex((f) => f.payload.reason === 'host_unreachable');
+  const before = a.frames().slice(0, notice).filter((f) => f.payload.kind === 'Output').map((f) => Buffer.from(String(f.payload.data), 'base64').toString('utf8')).join('');
+  expect(before.length).toBeLessThan(a.output().length / 2);
+  expect(lines.every((n, i) => n === i + 1)).toBe(true);
+  const sequences = logSequences(a.frames().slice(joined.length));
+  expect(sequences.every((n, i) => i === 0 || n === sequences[i - 1]! + 1)).toBe(true);
+  expect(a.frames().some((f) => f.payload.kind === 'Error' && f.payload.code === 'PTY_OUTPUT_LAGGED')).toBe(false);
+  a.close();
+}, 240_000);
