@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { b64, TestClient, type Frame } from './helpers/client.ts';
 import { runCli, startRouterProcess, type Child, type RouterProcess } from './helpers/processes.ts';
 import { startProxy, type CuttableProxy } from './helpers/proxy.ts';
@@ -43,6 +43,12 @@ beforeAll(async () => {
   host = runCli(['host', '--connect', relay.origin, '--name', 'flaky', '--token-file', tokenFile, '--state-dir', dir], {});
   children.push(host);
   await until(() => connected('flaky'), 'the host to link', 60_000);
+}, 90_000);
+
+// A test that failed with the link cut leaves it whole for the next.
+afterEach(async () => {
+  relay.restore();
+  await until(() => connected('flaky'), 'the host to link again', 60_000);
 }, 90_000);
 
 afterAll(async () => {
