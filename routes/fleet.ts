@@ -11,7 +11,7 @@ import type { FleetSessionList, InstanceList } from '../src/protocol/fleet-info.
 import type { AppDeps } from './deps.ts';
 import { requireSecureTransport } from './guards.ts';
 import { bearerFromHeader } from './request.ts';
-import { sessionInfo } from './session-view.ts';
+import { onUnlinkedHost, sessionInfo } from './session-view.ts';
 
 type Env = { Variables: { principal: Principal } };
 
@@ -44,7 +44,7 @@ export function fleetRoutes(deps: AppDeps): Hono<Env> {
       // A session of an instance registered after the instances were read waits for the next read.
       if (!owner || !coversSession(principal, s.id)) return [];
       const own = s.instanceId === config.instanceId;
-      const info = sessionInfo(s, owner.baseUrl.replace(/^http/, 'ws'), own && s.state === 'running' && !hub.ptyHostReachable);
+      const info = sessionInfo(s, owner.baseUrl.replace(/^http/, 'ws'), own && s.state === 'running' && !hub.ptyHostReachable, own && onUnlinkedHost(s, (h) => deps.hosts.placed.linked(h)));
       return [{ ...info, reachable: isReachable(owner, now) }];
     });
     return c.json({ sessions: list } satisfies FleetSessionList);

@@ -13,7 +13,7 @@ import type { SessionInfo, SessionList, SessionTerminated } from '../src/protoco
 import type { AppDeps } from './deps.ts';
 import { requestIsSecure, requireSecureTransport } from './guards.ts';
 import { bearerFromHeader, publicOrigins, restJsonBody } from './request.ts';
-import { sessionInfo } from './session-view.ts';
+import { onUnlinkedHost, sessionInfo } from './session-view.ts';
 
 type Env = { Variables: { principal: Principal } };
 
@@ -31,7 +31,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
 
   // A running session's process cannot be vouched for while the PTY host is unreachable.
   const describe = (c: Context, r: SessionRecord): SessionInfo =>
-    sessionInfo(r, publicOrigins(c, config, deps.localPort(c), requestIsSecure(c, config)).ws, r.state === 'running' && !hub.ptyHostReachable);
+    sessionInfo(r, publicOrigins(c, config, deps.localPort(c), requestIsSecure(c, config)).ws, r.state === 'running' && !hub.ptyHostReachable, onUnlinkedHost(r, (h) => deps.hosts.placed.linked(h)));
 
   /** The session if it exists; throws PERMISSION_DENIED (403) when this principal may not see it. */
   const visibleSession = async (c: Context<Env>): Promise<SessionRecord | undefined> => {

@@ -22,6 +22,7 @@ import { holdInstanceLease } from './instance-lease.ts';
 import { startHeartbeat, type Heartbeat } from './instance-registry.ts';
 import { PTY_WS_VERSION } from './version.ts';
 import { readiness } from './readiness.ts';
+import { remoteHostChecks } from './pty-host/host-readiness.ts';
 import type { PtyHostLink } from './pty-host/supervised.ts';
 import { confinementMismatch } from './session-confinement.ts';
 import { CertificateAuthenticator } from './auth/client-certificate.ts';
@@ -233,6 +234,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     clock: () => clock.now(),
     placedOn: (host) => sessionsPlacedOn(store, config.instanceId, host),
     adopt: (host, listed): Promise<void> => hub.adoptRemote(host, listed),
+    lost: (host, reason) => hub.remoteHostLost(host, reason),
   });
   const hostCredentials = new HostCredentials(store.hosts, clock, config.instanceId);
   const hub = new SessionHub({
@@ -241,6 +243,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     pty: placed,
     placement: (host, backend) => placementCheck(hostCredentials, placed, host, backend),
     hostShell: (host) => placed.linked(host)?.shell,
+    remoteLinked: (host) => placed.linked(host) !== undefined,
     clock,
     logger,
     sessionHost,
@@ -302,7 +305,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
     ),
     a2a,
     fleet: new FleetControlPlane({ config, local: a2a, taskStore: store.tasks, registry: store.instances, tasks, push }),
-    ready: () =>
+    ready: async () =>
       readiness([
         {
           name: 'database',
@@ -321,6 +324,7 @@ async function startLocked(config: Config, runtime: RouterRuntime, lock: StateLo
             metrics.observe('pty_host_rtt_seconds', (performance.now() - t0) / 1000);
           },
         },
+        ...(await remoteHostChecks(store, config.instanceId, placed)),
       ]),
     renderMetrics: async () => metrics.render(await hub.stats()),
   });
@@ -397,3 +401,4 @@ async function placementCheck(credentials: HostCredentials, placed: PlacedHosts,
     });
   }
 }
+

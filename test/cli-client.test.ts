@@ -175,8 +175,8 @@ describe('pty-ws sessions', { timeout: 60_000 }, () => {
     expect(attach).toBe(server.attachUrl(sessionId!));
 
     const list = await cli(['sessions', 'list'], env);
-    expect(list.stdout).toMatch(/^SESSION ID\s+STATE\s+CREATED\s+LABEL\s+COMMAND$/m);
-    expect(list.stdout).toContain(`${sessionId}  created`);
+    expect(list.stdout).toMatch(/^SESSION ID\s+STATE\s+HOST\s+CREATED\s+LABEL\s+COMMAND$/m);
+    expect(list.stdout).toMatch(new RegExp(`${sessionId}  created +- `));
     expect(list.stdout).toMatch(/from-cli\s+sleep 30/);
     const json = JSON.parse((await cli(['sessions', 'list', '--json'], env)).stdout) as Array<{ session_id: string; terminal_size: unknown }>;
     expect(json.find((s) => s.session_id === sessionId)?.terminal_size).toEqual({ cols: 90, rows: 20 });

@@ -29,6 +29,8 @@ export interface HubDeps {
   placement?: (host: string, backend: string) => Promise<void>;
   /** A linked remote host's own default program (its login shell), for a session there that names none. */
   hostShell?: (host: string) => string | undefined;
+  /** Whether the named remote host is linked now (docs/remote-hosts.md). Absent: this router takes no remote hosts. */
+  remoteLinked?: (host: string) => boolean;
   /** The echo path's hop trace (src/adapter/node/hop-trace.ts, docs/performance.md): undefined unless it is on. */
   trace?: HopTrace;
 }

@@ -217,6 +217,16 @@ export class SessionHub {
     return adoptRemoteSessions({ store, instanceId: config.instanceId, live: (id) => this.live(id), kill: (id) => pty.kill(id), logger }, host, listed);
   }
 
+  /**
+   * A remote host's link is down (docs/remote-hosts.md): the host keeps its sessions and this
+   * router waits for it, with no grace: their members hear it, and input is refused until it links
+   * again and `adoptRemote` takes them up.
+   */
+  remoteHostLost(host: string, reason: string): void {
+    const message = `the PTY host ${host} is unreachable (its link was lost: ${reason}); its sessions go on once it links again`;
+    for (const s of this.byId.values()) if (s.lifecycle.record.host === host) s.hostLost(message, host);
+  }
+
   /** False between losing the PTY host and re-adopting what a host runs again. */
   get ptyHostReachable(): boolean {
     return this.hostLink.reachable;
@@ -270,6 +280,10 @@ export class SessionHub {
     });
     // A running session this router did not start gets its screen back from the log (an ended one only for a join).
     if (rec.state === 'running') await s.screen.ensureRebuilt();
+    // Loaded while its remote host is not linked (after a router restart, say): it hears it is back when it links.
+    if (rec.state === 'running' && rec.host && this.deps.remoteLinked && !this.deps.remoteLinked(rec.host)) {
+      s.hostLost(`the PTY host ${rec.host} is not linked to this router now; its session goes on once it links`, rec.host);
+    }
     if (hole > 0) await s.declareHole(numbers.stored, numbers.ceiling);
     if (rec.state !== 'closed') s.log.reserveAhead();
     if (rec.state !== 'closed') this.byId.set(sessionId, s);

@@ -5,20 +5,22 @@ import { BindingError } from '../errors.ts';
 import type { JoinSession } from '../protocol/pty-payloads.ts';
 import type { Logger, PtyExit, PtySessionInfo, SessionPatch, SessionRecord, SessionState, Store } from '../ports.ts';
 import type { CloseReason } from './types.ts';
+import { hostDownError, type HostDown } from './host-notices.ts';
 
 /**
  * - `created`: no process yet. `killRequested` survives a failed start, so a process started later
  *   is still killed.
  * - `starting`: a spawn is under way; every start waits for the same one.
  * - `running`: the PTY host runs it. `hostDown` says why nothing reaches it while the host is
- *   unreachable; `killRequested` makes its exit `killed`.
+ *   unreachable (`host`: the remote host whose link is down, docs/remote-hosts.md); `killRequested`
+ *   makes its exit `killed`.
  * - `closed`: over. `stored` once the store holds it as closed; `readers` are joins of the ended
  *   session still cutting their flush. With both done, nothing of it needs to stay in memory.
  */
 export type Phase =
   | { state: 'created'; killRequested: boolean }
   | { state: 'starting'; started: Promise<void>; killRequested: boolean }
-  | { state: 'running'; killRequested: boolean; hostDown: string | null }
+  | { state: 'running'; killRequested: boolean; hostDown: HostDown | null }
   | { state: 'closed'; stored: boolean; readers: number };
 
 /** How a running process's end reads in its Closed frame. */
@@ -102,30 +104,32 @@ export class Lifecycle {
   }
 
   requireHost(): void {
-    if (this.now.state === 'running' && this.now.hostDown) throw new BindingError('INTERNAL', `${this.now.hostDown}; try again shortly`);
+    if (this.now.state === 'running' && this.now.hostDown) throw hostDownError(this.now.hostDown, `${this.now.hostDown.message}; try again shortly`);
   }
 
   /** False unless the process runs: only then does a lost host matter to it. */
-  hostLost(message: string): boolean {
+  hostLost(down: HostDown): boolean {
     if (this.rec.state !== 'running' || this.now.state !== 'running') return false;
-    this.now = { ...this.now, hostDown: message };
+    this.now = { ...this.now, hostDown: down };
     return true;
   }
 
   /**
-   * The PTY host runs the process (after a router restart, or once a lost host is back). True when
-   * that is news: a `created` record whose start was not recorded is running now.
+   * The PTY host runs the process (after a router restart, or once a lost host is back). `started`
+   * when that is news: a `created` record whose start was not recorded is running now; `back` is
+   * why it was out of reach until now, if it was.
    */
-  adopted(info: PtySessionInfo, sessionClass: string): boolean {
+  adopted(info: PtySessionInfo, sessionClass: string): { started: boolean; back?: HostDown } {
+    const back = this.now.state === 'running' ? (this.now.hostDown ?? undefined) : undefined;
     if (this.now.state === 'running') this.now = { ...this.now, hostDown: null };
-    if (this.rec.state !== 'created') return false;
+    if (this.rec.state !== 'created') return { started: false, back };
     // Its start was not recorded before the router went down. A session listed only for its
     // unreported exit has no size (0): keep the record's.
     const patch = { backend: info.backend, sessionClass, state: 'running' as const, cols: info.cols || this.rec.cols, rows: info.rows || this.rec.rows };
     this.now = { state: 'running', killRequested: this.now.state !== 'closed' && this.now.killRequested, hostDown: null };
     this.rec = { ...this.rec, ...patch };
     void this.persist(patch);
-    return true;
+    return { started: true };
   }
 
   /** A member was admitted: from now on the session is not fresh, after a router restart too. */
@@ -206,3 +210,4 @@ function initialPhase(state: SessionState): Phase {
   if (state === 'running') return { state: 'running', killRequested: false, hostDown: null };
   return { state: 'created', killRequested: false };
 }
+

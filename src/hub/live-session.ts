@@ -10,6 +10,7 @@ import { LOG_OUTPUT_FRAME_BYTES } from '../flow-budget.ts';
 import type { HubDeps } from './deps.ts';
 import { finishBehind, join, type FlushContext } from './flushes.ts';
 import { Lifecycle, type Ending } from './lifecycle.ts';
+import { hostDownError, hostLinkedNotice, type HostDown } from './host-notices.ts';
 import type { Member } from './member.ts';
 import { Membership } from './membership.ts';
 import { lossError } from './log-loss.ts';
@@ -149,10 +150,19 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     // (docs/protocol.md §5.4); the others' count once the size in force leaves (§5.5).
     const size = joinSize(req);
     if (size && !this.lifecycle.ended) this.sizes.ask(member.clientId, size);
-    return join(this, member, req, replayFrom, requestId).catch((e: unknown) => {
-      if (!this.members.has(member)) this.sizes.forget(member.clientId);
-      throw e;
-    });
+    return join(this, member, req, replayFrom, requestId).then(
+      () => {
+        // Joined while its remote host's link is down: it hears so now, as the members before it did.
+        const p = this.lifecycle.phase;
+        if (p.state === 'running' && p.hostDown?.host !== undefined && this.members.has(member)) {
+          member.tell({ kind: 'Error', error: hostDownError(p.hostDown), sequence: member.lastSequence });
+        }
+      },
+      (e: unknown) => {
+        if (!this.members.has(member)) this.sizes.forget(member.clientId);
+        throw e;
+      },
+    );
   }
 
   leave(member: Member): void {
@@ -252,17 +262,28 @@ export class LiveSession implements Session, FlushContext, RosterContext {
     this.stream.end({ reason, exitCode: null, detail }, goodbye);
   }
 
-  /** The PTY host is unreachable: every member hears it now; the session waits for `adopted` or `terminate`. */
-  hostLost(message: string): void {
-    if (!this.lifecycle.hostLost(message)) return;
-    const err = new BindingError('INTERNAL', message);
+  /**
+   * The PTY host is unreachable (`host`: the remote one whose link is down): every member hears it
+   * now; the session waits for `adopted` or `terminate`.
+   */
+  hostLost(message: string, host?: string): void {
+    const down: HostDown = { message, host };
+    if (!this.lifecycle.hostLost(down)) return;
+    const err = hostDownError(down);
     this.members.tellEach((m) => ({ kind: 'Error', error: err, sequence: m.lastSequence }));
   }
 
-  /** The PTY host runs this session: after a router restart, or once a lost host is back. */
+  /**
+   * The PTY host runs this session: after a router restart, or once a lost host is back. Members
+   * that heard a remote host was unreachable hear it is back (docs/protocol.md §7.3).
+   */
   adopted(info: PtySessionInfo): void {
     const sessionClass = this.deps.sessionHost.backends[info.backend] ?? this.lifecycle.record.sessionClass;
-    if (this.lifecycle.adopted(info, sessionClass)) this.screen.ensure(this.lifecycle.record.cols, this.lifecycle.record.rows);
+    const { started, back } = this.lifecycle.adopted(info, sessionClass);
+    if (started) this.screen.ensure(this.lifecycle.record.cols, this.lifecycle.record.rows);
+    if (back?.host === undefined) return;
+    const err = hostLinkedNotice(back.host);
+    this.members.tellEach((m) => ({ kind: 'Error', error: err, sequence: m.lastSequence }));
   }
 
   /** The store gave up on some of this session's log frames: every member already got them live, but a replay will skip them. */

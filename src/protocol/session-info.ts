@@ -13,7 +13,8 @@ export const SessionInfo = v.object({
   command: v.nullable(v.string()),
   cwd: v.nullable(v.string()),
   terminal_size: v.object({ cols: v.number(), rows: v.number() }),
-  state: v.picklist(['created', 'running', 'closed']),
+  /** `host_unreachable`: running on a remote host whose link is down (docs/remote-hosts.md). */
+  state: v.picklist(['created', 'running', 'host_unreachable', 'closed']),
   /** On a running session while the PTY host is unreachable: its process cannot be vouched for. */
   pty_host: v.optional(v.literal('unreachable')),
   /** The remote PTY host it was placed on (docs/remote-hosts.md); absent: the router's local host. */

@@ -47,6 +47,8 @@ export interface PlacedHostsOptions {
    * before its events flow; they are placed first, so the kill of one ended here reaches it.
    */
   adopt?: (host: string, listed: readonly PtySessionInfo[]) => Promise<void>;
+  /** A host's link is down (SessionHub.remoteHostLost): its sessions wait for it to link again. */
+  lost?: (host: string, reason: string) => void;
 }
 
 export class PlacedHosts implements PtyHost {
@@ -66,6 +68,7 @@ export class PlacedHosts implements PtyHost {
 
   readonly #adopt: (host: string, listed: readonly PtySessionInfo[]) => Promise<void>;
   readonly #placedOn: (host: string) => Promise<ReadonlySet<string>>;
+  readonly #lost: (host: string, reason: string) => void;
 
   constructor(local: PtyHost, logger: Logger, options: PlacedHostsOptions = {}) {
     this.#local = local;
@@ -73,6 +76,7 @@ export class PlacedHosts implements PtyHost {
     this.#clock = options.clock ?? Date.now;
     this.#adopt = options.adopt ?? (() => Promise.resolve());
     this.#placedOn = options.placedOn ?? (() => Promise.resolve(new Set()));
+    this.#lost = options.lost ?? (() => undefined);
   }
 
   // ------------------------------------------------------------------ links
@@ -157,6 +161,7 @@ export class PlacedHosts implements PtyHost {
     this.#linked.delete(link.name);
     linked.unsubscribe();
     this.#logger.log('warn', 'remote PTY host link lost', { host: link.name, reason });
+    this.#lost(link.name, reason);
   }
 
   #startRemote(name: string, host: RemoteHost): void {

@@ -172,6 +172,7 @@ function route(): void {
       observers: byId<HTMLUListElement>('observers'),
       clipboardAsk: { box: byId('clipboard-ask'), allow: byId('clipboard-allow'), deny: byId('clipboard-deny') },
       onError: showError,
+      onNotice: (message) => messages.notice(message),
       onLive: () => void refresh(),
       onLost: (why, code) => {
         view?.dispose();

@@ -36,6 +36,8 @@ export interface TerminalUi {
   /** The question whether a program may set the clipboard (OSC 52). */
   clipboardAsk: ConsentUi;
   onError(message: string): void;
+  /** Something that went wrong is fine again (the session's remote host linked again). */
+  onNotice(message: string): void;
   /** The first join completed (the session's process now runs). */
   onLive(): void;
   /** The session is gone or the token no longer works (`code`: the 401's, e.g. `share.revoked`): leave this view. */
@@ -224,6 +226,8 @@ export class TerminalView {
         this.linkEnded = true;
         return this.ui.onLost('unauthorized', e.reason);
       }
+      // Not a fault: the notice that the host_unreachable error before it no longer holds (docs/protocol.md §7.3).
+      if (e.reason === 'host_linked') return this.ui.onNotice(e.message);
       if (isObserveOnly(`${e.code}: ${e.message}`)) document.body.classList.add('watch-only');
       this.ui.onError(`${e.code}: ${e.message}`);
     });

@@ -76,20 +76,22 @@ function createBody(flags: Record<string, string>): CreateSessionBody | string {
 
 function sessionTable(list: SessionInfo[]): string {
   if (list.length === 0) return 'no sessions';
-  return table(['SESSION ID', 'STATE', 'CREATED', 'LABEL', 'COMMAND'], list.map(sessionRow));
+  return table(['SESSION ID', 'STATE', 'HOST', 'CREATED', 'LABEL', 'COMMAND'], list.map(sessionRow));
 }
 
 /** The fleet: which instance owns each session, and whether that instance answers. */
 function fleetTable(list: FleetSessionInfo[]): string {
   if (list.length === 0) return 'no sessions';
   const rows = list.map((s) => [printable(s.instance_id), s.reachable ? 'yes' : 'no', ...sessionRow(s)]);
-  return table(['INSTANCE', 'REACHABLE', 'SESSION ID', 'STATE', 'CREATED', 'LABEL', 'COMMAND'], rows);
+  return table(['INSTANCE', 'REACHABLE', 'SESSION ID', 'STATE', 'HOST', 'CREATED', 'LABEL', 'COMMAND'], rows);
 }
 
 function sessionRow(s: SessionInfo): string[] {
   return [
     printable(s.session_id),
     printable(s.state === 'closed' && s.exit_code !== null ? `closed (${s.exit_code})` : s.state),
+    // The remote PTY host it runs on (docs/remote-hosts.md); `-` for the router's own.
+    printable(s.host ?? '-'),
     printable(s.created_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')),
     printable(s.label ?? ''),
     printable(s.command ?? (s.argv ? s.argv.join(' ') : '')),
