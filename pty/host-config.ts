@@ -8,7 +8,6 @@ import { ConfigError, loadSettings, parseArgs, sessionBaseEnv } from '../src/con
 import { HOST_TOKEN_PREFIX, HostName } from '../src/protocol/host-info.ts';
 import type { LogLevel } from '../src/ports.ts';
 import type { SessionConfinement } from '../src/session-confinement.ts';
-import { parseArgvPattern, type ArgvPattern } from './host-policy.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -166,4 +165,34 @@ export function linkUrl(base: string, instanceId: string, name: string): string 
 function isLoopback(hostname: string): boolean {
   const h = hostname.replace(/^\[|\]$/g, '');
   return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+export interface ArgvPattern {
+  /** The exact leading words: the program (absolute) and its fixed arguments. */
+  words: readonly string[];
+  /** A trailing `*`: any further arguments are allowed. */
+  rest: boolean;
+}
+
+/** Parses one `--allow-command` value; throws an Error saying what is wrong. */
+export function parseArgvPattern(text: string): ArgvPattern {
+  const words = text.trim().split(/\s+/).filter(Boolean);
+  const rest = words.at(-1) === '*';
+  if (rest) words.pop();
+  const program = words[0];
+  if (program === undefined) throw new Error(`--allow-command ${JSON.stringify(text)}: names no program`);
+  // A bare name would be looked up on the PATH the router sends: the router would choose the program.
+  if (!isPlainAbsolutePath(program)) throw new Error(`--allow-command ${JSON.stringify(text)}: the program must be an absolute, normalised path (${program})`);
+  if (words.includes('*')) throw new Error(`--allow-command ${JSON.stringify(text)}: \`*\` may only be the last word (any further arguments)`);
+  return { words, rest };
+}
+
+/**
+ * An absolute path with no `.`, `..` or empty part (one trailing slash allowed): what node:path's
+ * normalize would leave unchanged, checked without it so the host's settings stay portable.
+ */
+export function isPlainAbsolutePath(p: string): boolean {
+  if (!p.startsWith('/')) return false;
+  const parts = p.slice(1).replace(/\/$/, '').split('/');
+  return p === '/' || parts.every((part) => part !== '' && part !== '.' && part !== '..');
 }

@@ -7,30 +7,10 @@
 // `["/usr/bin/htop"]`; `/bin/sh *` allows `/bin/sh` with anything (so any `command`, which the router
 // runs as `/bin/sh -lc …`). No other wildcard, no quoting: an argument with a blank in it cannot be
 // named, which errs on the side of refusing.
-import path from 'node:path';
 import type { SpawnSpec } from '../src/ports.ts';
 import { confinedEnvProblem } from '../src/session-confinement.ts';
+import { isPlainAbsolutePath, parseArgvPattern, type ArgvPattern } from './host-config.ts';
 import { PtyHostError } from './protocol.ts';
-
-export interface ArgvPattern {
-  /** The exact leading words: the program (absolute) and its fixed arguments. */
-  words: readonly string[];
-  /** A trailing `*`: any further arguments are allowed. */
-  rest: boolean;
-}
-
-/** Parses one `--allow-command` value; throws an Error saying what is wrong. */
-export function parseArgvPattern(text: string): ArgvPattern {
-  const words = text.trim().split(/\s+/).filter(Boolean);
-  const rest = words.at(-1) === '*';
-  if (rest) words.pop();
-  const program = words[0];
-  if (program === undefined) throw new Error(`--allow-command ${JSON.stringify(text)}: names no program`);
-  // A bare name would be looked up on the PATH the router sends: the router would choose the program.
-  if (!path.isAbsolute(program) || path.normalize(program) !== program) throw new Error(`--allow-command ${JSON.stringify(text)}: the program must be an absolute, normalised path (${program})`);
-  if (words.includes('*')) throw new Error(`--allow-command ${JSON.stringify(text)}: \`*\` may only be the last word (any further arguments)`);
-  return { words, rest };
-}
 
 export function matchesPattern(pattern: ArgvPattern, argv: readonly string[]): boolean {
   if (argv.length < pattern.words.length || (!pattern.rest && argv.length !== pattern.words.length)) return false;
@@ -50,7 +30,7 @@ export function formatPattern(p: ArgvPattern): string {
 /** The login shell of `/etc/passwd`'s entry (getent's line), else undefined. */
 export function shellOfPasswdLine(line: string): string | undefined {
   const shell = line.trim().split(':')[6];
-  return shell && path.isAbsolute(shell) ? shell : undefined;
+  return shell && shell.startsWith('/') ? shell : undefined;
 }
 
 export interface HostPolicy {
@@ -72,7 +52,7 @@ export function checkSpawn(policy: HostPolicy, spec: SpawnSpec): void {
     throw new PtyHostError('not_allowed', `host ${policy.host} does not run ${JSON.stringify(spec.argv)}: its policy (--allow-command) does not allow it`);
   }
   const cwd = spec.cwd.replace(/(.)\/+$/, '$1');
-  if (!path.isAbsolute(cwd) || path.normalize(cwd) !== cwd) {
+  if (!isPlainAbsolutePath(cwd)) {
     throw new PtyHostError('not_allowed', `host ${policy.host} does not start sessions in ${JSON.stringify(spec.cwd)}: a working directory must be a plain absolute path`);
   }
   const envProblem = confinedEnvProblem(spec.env, `on host ${policy.host}, which runs only what its policy allows`);

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config.ts';
 import { readPtyHostConfig } from '../pty/host-config.ts';
-import { checkSpawn, loginShellPatterns, matchesPattern, parseArgvPattern, shellOfPasswdLine, type HostPolicy } from '../pty/host-policy.ts';
+import { parseArgvPattern } from '../pty/host-config.ts';
+import { checkSpawn, loginShellPatterns, matchesPattern, shellOfPasswdLine, type HostPolicy } from '../pty/host-policy.ts';
 import type { SpawnSpec } from '../src/ports.ts';
 
 const allows = (pattern: string, argv: string[]) => matchesPattern(parseArgvPattern(pattern), argv);

@@ -40,7 +40,7 @@ beforeAll(async () => {
   const tokenFile = join(dir, 'host.token');
   writeFileSync(tokenFile, (await minted.json() as { token: string }).token, { mode: 0o600 });
   // The host dials the relay, not the router: cutting the relay cuts the link.
-  host = runCli(['host', '--connect', relay.origin, '--name', 'flaky', '--token-file', tokenFile, '--state-dir', dir], {});
+  host = runCli(['host', '--connect', relay.origin, '--name', 'flaky', '--token-file', tokenFile, '--state-dir', dir, '--allow-command', '/bin/sh *'], {});
   children.push(host);
   await until(() => connected('flaky'), 'the host to link', 60_000);
 }, 90_000);
