@@ -25,7 +25,7 @@ export default tseslint.config(
   },
   {
     // The router core, its routes and storage, and the PTY host protocol and client the adapters share.
-    files: ['src/**/*.ts', 'routes/**/*.ts', 'storage/**/*.ts', 'pty/protocol.ts', 'pty/client.ts', 'pty/host-config.ts'],
+    files: ['src/**/*.ts', 'routes/**/*.ts', 'storage/**/*.ts', 'pty/wire/protocol.ts', 'src/host-link/client.ts', 'pty/wire/host-config.ts'],
     ignores: ['src/adapter/node/**', 'src/adapter/deno/**'],
     rules: {
       'no-restricted-imports': ['error', nodeOnlyImports(portable)],

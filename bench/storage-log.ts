@@ -22,8 +22,8 @@ import { createClient } from '@libsql/client';
 import WebSocket from 'ws';
 import { startServer } from '../src/adapter/node/server.ts';
 import { nodeLogCommitterFor } from '../src/adapter/node/worker-log-committer.ts';
-import { loadConfig } from '../src/config.ts';
-import type { Logger } from '../src/ports.ts';
+import { loadConfig } from '../src/core/config.ts';
+import type { Logger } from '../src/ports/ports.ts';
 import { openStore } from '../storage/open.ts';
 
 const { values } = parseArgs({

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { URL } from 'node:url';
 
-const sources = new URL('../src/adapter/node/main.ts', import.meta.url);
+const sources = new URL('../src/adapter/node/cli/main.ts', import.meta.url);
 if (existsSync(sources)) {
   const { register } = await import('tsx/esm/api');
   register();

@@ -8,8 +8,8 @@
 
 // A rate limit for fairness, not flow control: the credit loop (credit-loop.ts) bounds what a
 // session has in flight; this bounds how much of the machine a flood takes. Figures: BULK_PACING
-// in src/flow-budget.ts.
-import { BULK_PACING } from '../src/flow-budget.ts';
+// in src/core/flow-budget.ts.
+import { BULK_PACING } from '../src/core/flow-budget.ts';
 
 const { INTERACTIVE_MS, BULK_BYTES, BULK_BYTES_PER_S, STREAK_GAP_MS, MAX_REST_MS } = BULK_PACING;
 

@@ -14,12 +14,12 @@
 
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
-import type { SpawnSpec } from '../src/ports.ts';
-import { confinedEnvProblem, effectiveNetwork, type ConfinementReport, type SandboxMode, type SessionNetwork } from '../src/session-confinement.ts';
+import type { SpawnSpec } from '../src/ports/ports.ts';
+import { confinedEnvProblem, effectiveNetwork, type ConfinementReport, type SandboxMode, type SessionNetwork } from '../src/core/session-confinement.ts';
 import { run } from './backends/exec.ts';
 import { findProgram } from './backends/find-program.ts';
 import { launchArgv, sealEnv } from './backends/session-launch.ts';
-import { PtyHostError } from './protocol.ts';
+import { PtyHostError } from './wire/protocol.ts';
 
 export interface ConfinementOptions {
   user: string | undefined;

@@ -2,9 +2,9 @@
 // is keeping up.
 
 import type { Duplex } from 'node:stream';
-import type { HopTrace, Logger } from '../src/ports.ts';
-import { FrameDecoder } from './frame-decoder.ts';
-import { RequestSchema, type Request } from './protocol.ts';
+import type { HopTrace, Logger } from '../src/ports/ports.ts';
+import { FrameDecoder } from './wire/frame-decoder.ts';
+import { RequestSchema, type Request } from './wire/protocol.ts';
 
 export interface ConnectionHandlers {
   onRequest(conn: Connection, req: Request): void;

@@ -7,8 +7,8 @@
 // router has not taken its credit loop's high mark of its output (credit-loop.ts, §9.3), or while
 // it rests so that another session's typing goes first (bulk-pacing.ts).
 
-import type { Logger, PtyExit, PtySessionInfo } from '../src/ports.ts';
-import { HOST_UNACKED_KEEP_BYTES, OUTPUT_BATCH_MAX_BYTES, OUTPUT_BATCH_MS, STREAMING_READ_BYTES } from '../src/flow-budget.ts';
+import type { Logger, PtyExit, PtySessionInfo } from '../src/ports/ports.ts';
+import { HOST_UNACKED_KEEP_BYTES, OUTPUT_BATCH_MAX_BYTES, OUTPUT_BATCH_MS, STREAMING_READ_BYTES } from '../src/core/flow-budget.ts';
 import type { Connection } from './connection.ts';
 import { BulkPacing } from './bulk-pacing.ts';
 import { CreditLoop } from './credit-loop.ts';
@@ -17,7 +17,7 @@ import { HostEvent } from './host-event.ts';
 /*
  * A PTY is read 4 KiB at a time. A read that filled most of that means more is coming: it waits
  * up to OUTPUT_BATCH_MS with what follows, and goes out as one `data` frame that fits in
- * OUTPUT_FRAME_MAX_BYTES (src/flow-budget.ts, with the router's read size) — a few large frames
+ * OUTPUT_FRAME_MAX_BYTES (src/core/flow-budget.ts, with the router's read size) — a few large frames
  * for the router to number, log and send instead of thousands of small ones. A short read (a
  * keystroke's echo, the end of a burst) goes out at once with what waits before it, so batching
  * costs no interactive latency.
@@ -147,7 +147,7 @@ export class EventStream {
 
   output(sessionId: string, chunk: Buffer): void {
     this.#rest(sessionId, this.#pacing.output(sessionId, chunk.byteLength));
-    // Sent before it would outgrow a frame that fits the router's reads whole (src/flow-budget.ts).
+    // Sent before it would outgrow a frame that fits the router's reads whole (src/core/flow-budget.ts).
     if ((this.#batches.get(sessionId)?.bytes ?? 0) + chunk.byteLength > OUTPUT_BATCH_MAX_BYTES) this.#flush(sessionId);
     let batch = this.#batches.get(sessionId);
     if (!batch) this.#batches.set(sessionId, (batch = { chunks: [], bytes: 0 }));

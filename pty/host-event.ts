@@ -3,10 +3,10 @@
 // router that asked for it (binary-frame.ts, feature `binary_data`), JSON for any other.
 // Each form is built once, when first sent; a batch of reads is copied once, into the frame.
 
-import { concatBytes } from '../src/bytes.ts';
-import type { PtyExit } from '../src/ports.ts';
-import { encodeDataFrame } from './binary-frame.ts';
-import { encodeFrame } from './protocol.ts';
+import { concatBytes } from '../src/core/bytes.ts';
+import type { PtyExit } from '../src/ports/ports.ts';
+import { encodeDataFrame } from './wire/binary-frame.ts';
+import { encodeFrame } from './wire/protocol.ts';
 
 export class HostEvent {
   #json: Uint8Array | undefined;

@@ -7,10 +7,10 @@
 // `["/usr/bin/htop"]`; `/bin/sh *` allows `/bin/sh` with anything (so any `command`, which the router
 // runs as `/bin/sh -lc …`). No other wildcard, no quoting: an argument with a blank in it cannot be
 // named, which errs on the side of refusing.
-import type { SpawnSpec } from '../src/ports.ts';
-import { confinedEnvProblem } from '../src/session-confinement.ts';
-import { isPlainAbsolutePath, parseArgvPattern, type ArgvPattern } from './host-config.ts';
-import { PtyHostError } from './protocol.ts';
+import type { SpawnSpec } from '../src/ports/ports.ts';
+import { confinedEnvProblem } from '../src/core/session-confinement.ts';
+import { isPlainAbsolutePath, parseArgvPattern, type ArgvPattern } from './wire/host-config.ts';
+import { PtyHostError } from './wire/protocol.ts';
 
 export function matchesPattern(pattern: ArgvPattern, argv: readonly string[]): boolean {
   if (argv.length < pattern.words.length || (!pattern.rest && argv.length !== pattern.words.length)) return false;

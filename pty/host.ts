@@ -5,7 +5,7 @@
 import { closeSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { constants as osConstants } from 'node:os';
-import type { HopTrace, Logger, PtyExit, SpawnSpec } from '../src/ports.ts';
+import type { HopTrace, Logger, PtyExit, SpawnSpec } from '../src/ports/ports.ts';
 import type { IPty } from 'node-pty';
 import type { Attached, Backend } from './backends/backend.ts';
 import { Connection } from './connection.ts';
@@ -16,8 +16,8 @@ import { EventStream } from './event-stream.ts';
 import type { Confinement } from './confine.ts';
 import { preflight, sizeProblem } from './preflight.ts';
 import { checkSpawn, type HostPolicy } from './host-policy.ts';
-import { isAlive, signalSession } from './process-tree.ts';
-import { HOST_FEATURES, PROTOCOL_VERSION, PtyHostError, encodeFrame, type HostMessage, type Request } from './protocol.ts';
+import { isAlive, signalSession } from './backends/process-tree.ts';
+import { HOST_FEATURES, PROTOCOL_VERSION, PtyHostError, encodeFrame, type HostMessage, type Request } from './wire/protocol.ts';
 
 /** The router that started a host: its state directory, and the host's own stop (as on SIGTERM). */
 export interface HostOwner {
@@ -45,7 +45,7 @@ export class PtyHostServer {
   /** The echo path's hop trace (src/adapter/node/hop-trace.ts): undefined unless it is on. */
   readonly #trace: HopTrace | undefined;
 
-  /** The router that started this host (pty/main.ts `--started-by`): named in `hello`, it may ask the host to stop. */
+  /** The router that started this host (src/adapter/node/pty-host-main.ts `--started-by`): named in `hello`, it may ask the host to stop. */
   readonly #owner: HostOwner | undefined;
 
   /** A remote host's own policy (pty/host-policy.ts): undefined for the local host, which runs what its router asks. */

@@ -4,8 +4,8 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { SpawnSpec } from '../src/ports.ts';
-import { PtyHostError } from './protocol.ts';
+import type { SpawnSpec } from '../src/ports/ports.ts';
+import { PtyHostError } from './wire/protocol.ts';
 
 /** The largest size a kernel winsize (unsigned short) can hold. */
 const MAX_DIMENSION = 0xffff;

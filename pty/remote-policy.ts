@@ -1,10 +1,10 @@
 // What a remote host offers and allows, resolved once at its start from its settings
-// (pty/host-config.ts RemoteLink): the backends it offers of those found here, and its policy, whose
+// (pty/wire/host-config.ts RemoteLink): the backends it offers of those found here, and its policy, whose
 // default is the login shell of the user its sessions run as (docs/remote-hosts.md).
 import { userInfo } from 'node:os';
 import type { Backend } from './backends/backend.ts';
 import { run } from './backends/exec.ts';
-import type { RemoteLink } from './host-config.ts';
+import type { RemoteLink } from './wire/host-config.ts';
 import { loginShellPatterns, shellOfPasswdLine, type HostPolicy } from './host-policy.ts';
 
 /** The backends named by `--backends`, each one found here; throws naming one that is not. */

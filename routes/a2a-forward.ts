@@ -4,8 +4,8 @@
 // its answer — JSON or an SSE stream — comes back as it is. Not a proxy for anything else: the only
 // URLs are the A2A paths of registered instances, built here from the registry row.
 import type { Context } from 'hono';
-import { BindingError } from '../src/errors.ts';
-import type { InstanceRecord } from '../src/ports.ts';
+import { BindingError } from '../src/protocol/errors.ts';
+import type { InstanceRecord } from '../src/ports/ports.ts';
 
 /** The caller's headers the owner needs; no others (cookies, Host, hop headers) are passed. */
 const PASSED = ['authorization', 'a2a-version', 'a2a-extensions', 'accept'];

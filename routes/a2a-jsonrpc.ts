@@ -5,7 +5,7 @@ import type { Principal } from '../src/auth/principal.ts';
 import type { A2aOperations } from '../src/a2a/control-plane.ts';
 import { sseResponse } from '../src/a2a/sse.ts';
 import { jsonRpcError, jsonRpcHttpStatus } from '../src/a2a/wire-errors.ts';
-import { A2A_ERRORS, BindingError, toBindingError } from '../src/errors.ts';
+import { A2A_ERRORS, BindingError, toBindingError } from '../src/protocol/errors.ts';
 import type { AppDeps } from './deps.ts';
 import { a2aCaller, admittedStream, jsonBody } from './a2a-request.ts';
 import { readTextWithin } from './request.ts';

@@ -3,7 +3,7 @@
 // version, the extensions it activates, and for a POST a JSON body.
 import type { Context } from 'hono';
 import type { Principal } from '../src/auth/principal.ts';
-import { A2A_ERRORS, BindingError } from '../src/errors.ts';
+import { A2A_ERRORS, BindingError } from '../src/protocol/errors.ts';
 import { EXTENSION_URI } from '../src/protocol/uris.ts';
 import type { AppDeps } from './deps.ts';
 import { requireSecureTransport } from './guards.ts';

@@ -8,7 +8,7 @@ import type { A2aOperations } from '../src/a2a/control-plane.ts';
 import { invalidParams } from '../src/a2a/requests.ts';
 import { sseResponse } from '../src/a2a/sse.ts';
 import { restErrorBody } from '../src/a2a/wire-errors.ts';
-import { A2A_ERRORS, BindingError, toBindingError } from '../src/errors.ts';
+import { A2A_ERRORS, BindingError, toBindingError } from '../src/protocol/errors.ts';
 import type { AppDeps } from './deps.ts';
 import { a2aCaller, A2A_VERSION_PARAM, admittedStream, jsonBody } from './a2a-request.ts';
 

@@ -2,10 +2,10 @@
 // agent's (docs/deployment.md, "The fleet agent"): the standard bindings at /fleet/a2a, no attach
 // endpoint of its own (each session's is at its owner, GET /sessions).
 import type { Context } from 'hono';
-import type { Config } from '../src/config.ts';
-import { sha256Hex } from '../src/ids.ts';
+import type { Config } from '../src/core/config.ts';
+import { sha256Hex } from '../src/core/ids.ts';
 import { BINDING_URI, EXTENSION_URI } from '../src/protocol/uris.ts';
-import { PTY_WS_VERSION } from '../src/version.ts';
+import { PTY_WS_VERSION } from '../src/core/version.ts';
 
 /**
  * How long a client may reuse a card without asking again. It changes only with the server's

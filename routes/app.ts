@@ -1,6 +1,6 @@
 // The HTTP surface: health, AgentCard, REST sessions, the standard A2A bindings and the attach upgrade. Web-standard Request/Response only.
 import { Hono } from 'hono';
-import { restError } from '../src/errors.ts';
+import { restError } from '../src/protocol/errors.ts';
 import { a2aJsonRpcRoute } from './a2a-jsonrpc.ts';
 import { a2aRestRoute } from './a2a-rest.ts';
 import { agentCard, serveCard } from './agent-card.ts';
@@ -24,7 +24,7 @@ export function createApp(deps: AppDeps): Hono {
 
   // Alive: the process serves HTTP (it only starts once the database and PTY host answered).
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  // Ready: each part it needs answered, within its probe time (src/readiness.ts).
+  // Ready: each part it needs answered, within its probe time (src/core/readiness.ts).
   app.get('/readyz', async (c) => {
     const { ready, checks } = await deps.ready();
     return ready ? c.json({ status: 'ready', checks }) : c.json({ status: 'unavailable', checks }, 503);

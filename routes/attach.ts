@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import type { WSContext } from 'hono/ws';
 import type { AdmissionTicket } from '../src/auth/admission.ts';
 import { coversSession, hasScope } from '../src/auth/principal.ts';
-import { BindingError, restError, toBindingError } from '../src/errors.ts';
+import { BindingError, restError, toBindingError } from '../src/protocol/errors.ts';
 import type { Attachment } from '../src/hub/attachment.ts';
 import { peerFields } from '../src/hub/audit.ts';
 import { negotiate } from '../src/protocol/subprotocol.ts';

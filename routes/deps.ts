@@ -5,13 +5,13 @@ import type { A2aControlPlane } from '../src/a2a/control-plane.ts';
 import type { FleetControlPlane } from '../src/a2a/fleet-plane.ts';
 import type { Authenticator } from '../src/auth/authenticator.ts';
 import type { ClientCertificate } from '../src/auth/certificate.ts';
-import type { Config } from '../src/config.ts';
+import type { Config } from '../src/core/config.ts';
 import type { SessionHub } from '../src/hub/hub.ts';
-import type { ClientConnection, InstanceRegistryStore, Store } from '../src/ports.ts';
-import type { Readiness } from '../src/readiness.ts';
+import type { ClientConnection, InstanceRegistryStore, Store } from '../src/ports/ports.ts';
+import type { Readiness } from '../src/core/readiness.ts';
 import type { ShareService } from '../src/shares/share-service.ts';
 import type { HostCredentials } from '../src/auth/host-credentials.ts';
-import type { PlacedHosts } from '../src/pty-host/placed-hosts.ts';
+import type { PlacedHosts } from '../src/host-link/placed-hosts.ts';
 
 /** The web terminal's bundled files by name (`terminal.js`, `terminal.css`), from the runtime adapter. */
 export interface WebAssets {
@@ -66,7 +66,7 @@ export interface AppDeps {
   remoteAddress(c: Context): string | undefined;
   /** The port this request came in on (to tell our own Host from a rebound one). */
   localPort(c: Context): number | undefined;
-  /** Whether the server can serve: the database and the PTY host, each checked (src/readiness.ts). */
+  /** Whether the server can serve: the database and the PTY host, each checked (src/core/readiness.ts). */
   ready(): Promise<Readiness>;
   /** The metrics exposition (Prometheus text on Node). */
   renderMetrics(): Promise<{ contentType: string; body: string }>;

@@ -3,7 +3,7 @@
 // app-wide middleware it guards every route, those added later included.
 import type { Context, MiddlewareHandler } from 'hono';
 import { AuthFailureThrottle } from '../src/auth/auth-throttle.ts';
-import { restError } from '../src/errors.ts';
+import { restError } from '../src/protocol/errors.ts';
 import { peerFields, type Peer } from '../src/hub/audit.ts';
 import type { AppDeps } from './deps.ts';
 import { foreignHost } from './guards.ts';

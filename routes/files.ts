@@ -5,8 +5,8 @@
 // and the server checks scope, name and size before a byte is written.
 import { Hono, type Context } from 'hono';
 import { coversSession, hasScope, type Principal } from '../src/auth/principal.ts';
-import { BindingError, restError } from '../src/errors.ts';
-import { base64ToBytes } from '../src/ids.ts';
+import { BindingError, restError } from '../src/protocol/errors.ts';
+import { base64ToBytes } from '../src/core/ids.ts';
 import type { AppDeps } from './deps.ts';
 import { transferDirectory } from './file-directory.ts';
 import { readTextWithin } from './request.ts';

@@ -4,9 +4,9 @@
 // that listed the fleet anywhere attaches at the right instance.
 import { Hono, type MiddlewareHandler } from 'hono';
 import { coversSession, hasScope, type Principal } from '../src/auth/principal.ts';
-import { BindingError } from '../src/errors.ts';
+import { BindingError } from '../src/protocol/errors.ts';
 import { restFaultHandler } from './rest-fault.ts';
-import { instanceInfo, isReachable } from '../src/instance-registry.ts';
+import { instanceInfo, isReachable } from '../src/services/instance-registry.ts';
 import type { FleetSessionList, InstanceList } from '../src/protocol/fleet-info.ts';
 import type { AppDeps } from './deps.ts';
 import { requireSecureTransport } from './guards.ts';

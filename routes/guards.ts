@@ -2,8 +2,8 @@
 // names and browser Origin (docs/protocol.md §1.4, docs/security.md).
 import type { Context } from 'hono';
 import { isLoopbackHost, plaintextRefused } from '../src/auth/startup-policy.ts';
-import type { Config } from '../src/config.ts';
-import { BindingError } from '../src/errors.ts';
+import type { Config } from '../src/core/config.ts';
+import { BindingError } from '../src/protocol/errors.ts';
 
 /** TLS on our own socket, or a TLS-terminating proxy we were told to trust says so. */
 export function requestIsSecure(c: Context, config: Config): boolean {

@@ -1,9 +1,9 @@
 // Small helpers shared by the routes: public URLs, bearer extraction, tokens where they must not be.
 import type { Context } from 'hono';
 import { isJwtShaped } from '../src/auth/authenticator.ts';
-import { BindingError } from '../src/errors.ts';
+import { BindingError } from '../src/protocol/errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../src/protocol/json-depth.ts';
-import type { Config } from '../src/config.ts';
+import type { Config } from '../src/core/config.ts';
 import { plaintextRefused } from '../src/auth/startup-policy.ts';
 import { hostNamesThisServer } from './guards.ts';
 

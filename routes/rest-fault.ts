@@ -2,8 +2,8 @@
 // says; anything else is INTERNAL, answered as `internal server error` and nothing more, and
 // logged here with its stack and causes so the fault can be traced from the log.
 import type { ErrorHandler } from 'hono';
-import { restError, toBindingError } from '../src/errors.ts';
-import type { Logger } from '../src/ports.ts';
+import { restError, toBindingError } from '../src/protocol/errors.ts';
+import type { Logger } from '../src/ports/ports.ts';
 
 /** An onError for REST routes; `msg` names what failed in the log line of an INTERNAL fault. */
 export function restFaultHandler(logger: Logger, msg: string): ErrorHandler {

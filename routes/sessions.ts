@@ -1,14 +1,14 @@
 // REST control plane for sessions (docs/protocol.md §10); every body is typed by its schema in src/protocol/session-info.ts.
 import { Hono, type Context } from 'hono';
 import { coversSession, hasScope, mayEndSession, type Principal, type Scope } from '../src/auth/principal.ts';
-import { BindingError, restError } from '../src/errors.ts';
+import { BindingError, restError } from '../src/protocol/errors.ts';
 import { restFaultHandler } from './rest-fault.ts';
 import { parseCreateSession } from '../src/hub/session-record.ts';
 import { createSession } from '../src/hub/session-creation.ts';
 import { recordingResponse } from './recording.ts';
 import { shareRoutes } from './shares.ts';
 import { fileRoutes } from './files.ts';
-import type { SessionRecord } from '../src/ports.ts';
+import type { SessionRecord } from '../src/ports/ports.ts';
 import type { SessionInfo, SessionList, SessionTerminated } from '../src/protocol/session-info.ts';
 import type { AppDeps } from './deps.ts';
 import { requestIsSecure, requireSecureTransport } from './guards.ts';

@@ -1,7 +1,7 @@
 // GET / and GET /assets/*: the web terminal page and its bundle (no CDN: the runtime adapter bundles
 // src/web/ itself and hands the files over through AppDeps.webAssets).
 import type { Context } from 'hono';
-import { restError } from '../src/errors.ts';
+import { restError } from '../src/protocol/errors.ts';
 import type { AppDeps } from './deps.ts';
 
 /** The page pulls scripts, styles and sockets from this origin only; xterm.js sets inline styles. */

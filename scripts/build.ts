@@ -1,7 +1,7 @@
 // `npm run build` (and `npm pack`'s prepack): compiles what the installed package runs into dist/,
 // so no TypeScript loader runs in production. docs/packaging.md lists what goes where and why.
-//   dist/cli.js                the `pty-ws` command (src/adapter/node/main.ts)
-//   dist/pty-host.js           the PTY host process (pty/main.ts)
+//   dist/cli.js                the `pty-ws` command (src/adapter/node/cli/main.ts)
+//   dist/pty-host.js           the PTY host process (src/adapter/node/pty-host-main.ts)
 //   dist/screen-worker.js      worker threads (src/adapter/node/*-worker.ts)
 //   dist/log-commit-worker.js
 //   dist/chunk-*.js            code those share
@@ -20,8 +20,8 @@ async function build(): Promise<void> {
   rmSync(dist, { recursive: true, force: true });
   await esbuild.build({
     entryPoints: {
-      cli: root('src/adapter/node/main.ts'),
-      'pty-host': root('pty/main.ts'),
+      cli: root('src/adapter/node/cli/main.ts'),
+      'pty-host': root('src/adapter/node/pty-host-main.ts'),
       'screen-worker': root('src/adapter/node/screen-worker.ts'),
       'log-commit-worker': root('src/adapter/node/log-commit-worker.ts'),
     },

@@ -1,6 +1,6 @@
 // Packs this checkout and installs the tarball into an empty global prefix, as the README and
 // docs/packaging.md say a user does: `npm pack`, then `npm install --global` of the tarball. Used by
-// test/package.test.ts (the package works, and holds nothing else) and bench/figures/cold-start.ts.
+// test/project/package.test.ts (the package works, and holds nothing else) and bench/figures/cold-start.ts.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The system programs the test suite drives for real: tmux and screen (multiplexer backends, the
 # attach CLI tests), vi (full-screen keyframe tests), bwrap (the session sandbox), chromium (the web
-# page, via playwright-core), nginx (the fleet's front door, test/fleet.test.ts).
+# page, via playwright-core), nginx (the fleet's front door, test/a2a/fleet.test.ts).
 # `npm run check` runs this first, so the README's test command works on a fresh Debian machine:
 # as root with apt it installs what is missing; otherwise it stops at once naming what to install.
 set -euo pipefail

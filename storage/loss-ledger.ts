@@ -1,4 +1,4 @@
-import type { LogEntry, LogLoss } from '../src/ports.ts';
+import type { LogEntry, LogLoss } from '../src/ports/ports.ts';
 
 /**
  * Log frames given up on and not yet reported, as runs of consecutive sequences per session and

@@ -1,4 +1,4 @@
-import type { LogEntry } from '../src/ports.ts';
+import type { LogEntry } from '../src/ports/ports.ts';
 
 /**
  * Log entries appended but not yet committed, per session, in sequence order. Reads merge

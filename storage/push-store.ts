@@ -4,7 +4,7 @@
 // they announce (`pushFanOut`).
 import { and, asc, count, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Artifact, Task } from '../src/protocol/a2a.ts';
-import type { PushConfigRecord, PushDelivery, PushStore, TaskWrite } from '../src/ports.ts';
+import type { PushConfigRecord, PushDelivery, PushStore, TaskWrite } from '../src/ports/ports.ts';
 import { pushConfigs, pushDeliveries, sessions, taskArtifacts, tasks } from './schema.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 

@@ -1,10 +1,10 @@
-import type { LogEntry } from '../src/ports.ts';
+import type { LogEntry } from '../src/ports/ports.ts';
 import { OutputFrame, outputEntry } from '../src/protocol/output-frame.ts';
 
 /**
  * What an entry costs beyond its bytes, counted against the budgets: its LogEntry with the frame
  * getter's closure, the OutputFrame, the id string, the Uint8Array and its ArrayBuffer. Measured on
- * Node 20 as heap per kept frame, whatever its size: about 1260 bytes (test/recent-log-memory.test.ts
+ * Node 20 as heap per kept frame, whatever its size: about 1260 bytes (test/storage/recent-log-memory.test.ts
  * holds the budget to it).
  */
 export const ENTRY_OVERHEAD = 1280;

@@ -1,6 +1,6 @@
 // A write the database refused, as the error a client gets: which storage problem it is, named,
 // instead of an opaque "internal server error" (docs/security.md, item 9).
-import { BindingError } from '../src/errors.ts';
+import { BindingError } from '../src/protocol/errors.ts';
 import { faultDetail, storageFaultKind, type StorageFaultKind } from './open-error.ts';
 
 const FAULTS: Record<StorageFaultKind, { reason: string; http: number; words: string }> = {

@@ -1,7 +1,7 @@
 import type { InValue, ResultSet } from '@libsql/client';
 import { and, asc, count, desc, eq, lt, min, ne, sql } from 'drizzle-orm';
-import { LOG_QUEUE_CAP_BYTES } from '../src/flow-budget.ts';
-import type { LogEntry, Logger, LogLoss, LostRange, QueueListener, SequenceState, SessionPatch, SessionRecord, Store } from '../src/ports.ts';
+import { LOG_QUEUE_CAP_BYTES } from '../src/core/flow-budget.ts';
+import type { LogEntry, Logger, LogLoss, LostRange, QueueListener, SequenceState, SessionPatch, SessionRecord, Store } from '../src/ports/ports.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
 import { logInserts } from './log-insert.ts';
@@ -20,7 +20,7 @@ import { Retention } from './retention.ts';
 import { LibsqlInstanceLeases } from './instance-leases.ts';
 import { LibsqlInstanceRegistry } from './instance-registry.ts';
 import { storeFault } from './store-fault.ts';
-import { BindingError } from '../src/errors.ts';
+import { BindingError } from '../src/protocol/errors.ts';
 import { LibsqlTaskStore } from './task-store.ts';
 import { LibsqlPushStore } from './push-store.ts';
 import { WriteQueue } from './write-queue.ts';
@@ -164,7 +164,7 @@ export class LibsqlStore implements Store {
   /**
    * From now on a session is refused with LOG_BUDGET_EXCEEDED (507) while the logs' bytes, as
    * `measured` plus what was committed since, exceed `bytes`; `exceeded` runs then, to bring them
-   * back under (src/retention-sweep.ts measures and calls this again).
+   * back under (src/router/retention-sweep.ts measures and calls this again).
    */
   limitLogBytes(limit: { bytes: number; measured: number; exceeded: () => void }): void {
     this.#logLimit = limit;

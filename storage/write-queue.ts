@@ -1,4 +1,4 @@
-import type { LogEntry, Logger, LogLoss } from '../src/ports.ts';
+import type { LogEntry, Logger, LogLoss } from '../src/ports/ports.ts';
 import { logEntryBytes } from '../src/protocol/output-frame.ts';
 import { LossLedger } from './loss-ledger.ts';
 

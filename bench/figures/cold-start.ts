@@ -34,7 +34,7 @@ export async function coldStart(runs: number): Promise<ColdStart> {
       serveSources: serve({ file: node, args: [join(ROOT, 'bin/pty-ws.js')], cwd: ROOT }),
       servePacked: serve({ file: pkg.bin, args: [], cwd: pkg.dir }),
       // The host as the router starts it (src/adapter/node/package-files.ts).
-      hostSources: host({ file: node, args: ['--import', 'tsx', join(ROOT, 'pty/main.ts')], cwd: ROOT }),
+      hostSources: host({ file: node, args: ['--import', 'tsx', join(ROOT, 'src/adapter/node/pty-host-main.ts')], cwd: ROOT }),
       hostPacked: host({ file: node, args: [join(pkg.packageDir, 'dist/pty-host.js')], cwd: pkg.dir }),
     };
     const times: Record<keyof typeof figures, number[]> = { serveSources: [], servePacked: [], hostSources: [], hostPacked: [] };

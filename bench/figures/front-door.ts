@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nginxFleetConfig } from '../../src/adapter/node/cli/nginx-config.ts';
-import { UPGRADE_ATTEMPTS_PER_SECOND } from '../../src/config.ts';
+import { UPGRADE_ATTEMPTS_PER_SECOND } from '../../src/core/config.ts';
 import { BenchClient } from '../lib/client.ts';
 import type { BenchServer } from '../lib/server.ts';
 import { ECHO_ARGV, summarize, within, type Latency } from './latency.ts';

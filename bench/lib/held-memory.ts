@@ -1,4 +1,4 @@
-// What a router process holds, read the way test/replay-stalled-joiners.test.ts reads it: its heap
+// What a router process holds, read the way test/sessions/replay-stalled-joiners.test.ts reads it: its heap
 // in use plus its buffers outside the heap (the `/metrics` gauges), right after a full collection.
 // The resident size of an idle Node process moves by tens of MiB with when V8 last collected, so
 // it says little about what a few clients hold. A heap snapshot starts with a full collection: the

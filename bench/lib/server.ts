@@ -37,7 +37,7 @@ export async function startBenchServer(env: Record<string, string> = {}, nodeArg
     try {
       // Any of the router's threads may have spawned it: each task lists its own children.
       const children = readdirSync(`/proc/${router.pid}/task`).flatMap((t) => readFileSync(`/proc/${router.pid}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
-      return children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('pty/main.ts')) ?? null;
+      return children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('src/adapter/node/pty-host-main.ts')) ?? null;
     } catch {
       return null;
     }

@@ -3,8 +3,8 @@
 // attached to it, so the session outlives the host.
 
 import type { IPty } from 'node-pty';
-import type { PtyExit, SpawnSpec } from '../../src/ports.ts';
-import { PtyHostError } from '../protocol.ts';
+import type { PtyExit, SpawnSpec } from '../../src/ports/ports.ts';
+import { PtyHostError } from '../wire/protocol.ts';
 import type { SpawnTerminal } from './terminal-spawn.ts';
 
 /** How long a multiplexer may take to show a new session, and how often we look. */

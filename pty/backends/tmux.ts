@@ -5,9 +5,9 @@
 import { accessSync, constants, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { IPty } from 'node-pty';
-import type { PtyExit, SpawnSpec } from '../../src/ports.ts';
-import { endSession, procStat } from '../process-tree.ts';
-import { PtyHostError } from '../protocol.ts';
+import type { PtyExit, SpawnSpec } from '../../src/ports/ports.ts';
+import { endSession, procStat } from './process-tree.ts';
+import { PtyHostError } from '../wire/protocol.ts';
 import type { SpawnTerminal } from './terminal-spawn.ts';
 import { closingExecArgv } from './session-launch.ts';
 import { CLIENT_TERM, muxSessionName, sessionIdOf, spawnClient, untilFound, type Attached, type Backend, type Recovered } from './backend.ts';

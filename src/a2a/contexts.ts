@@ -1,14 +1,14 @@
 // Contexts are sessions (docs/a2a.md): a message without contextId starts a new terminal session,
 // one with the contextId of a live session of this instance runs there; anything else is refused.
 import { coversSession, type Principal } from '../auth/principal.ts';
-import { BindingError } from '../errors.ts';
-import type { Config } from '../config.ts';
+import { BindingError } from '../protocol/errors.ts';
+import type { Config } from '../core/config.ts';
 import type { SessionHub } from '../hub/hub.ts';
 import type { Session } from '../hub/types.ts';
 import { CreateSession } from '../hub/session-record.ts';
 import { createSession } from '../hub/session-creation.ts';
 import type { UserMessage } from '../protocol/a2a.ts';
-import type { Clock, Store } from '../ports.ts';
+import type { Clock, Store } from '../ports/ports.ts';
 import { invalidParams, parseParams, SESSION_METADATA_KEY } from './requests.ts';
 
 export interface ContextDeps {

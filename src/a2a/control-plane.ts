@@ -2,11 +2,11 @@
 // one task world, reached by principal rather than by connection (docs/a2a.md). Transport-free:
 // routes/a2a-jsonrpc.ts and routes/a2a-rest.ts only decode requests and encode answers.
 import { coversSession, type Principal } from '../auth/principal.ts';
-import { BindingError } from '../errors.ts';
+import { BindingError } from '../protocol/errors.ts';
 import type { Session } from '../hub/types.ts';
-import { uuidv7 } from '../ids.ts';
+import { uuidv7 } from '../core/ids.ts';
 import type { Task } from '../protocol/a2a.ts';
-import type { FleetTaskQuery, TaskPage, TaskStore } from '../ports.ts';
+import type { FleetTaskQuery, TaskPage, TaskStore } from '../ports/ports.ts';
 import { decodePageToken, encodePageToken } from '../tasks/page-token.ts';
 import type { SessionTasks } from '../tasks/session-tasks.ts';
 import type { Run } from '../tasks/task-run.ts';

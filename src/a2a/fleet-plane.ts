@@ -5,9 +5,9 @@
 // after the same scope and visibility checks the owner makes, so a caller learns nothing it could
 // not learn at the owner. Transport-free, like control-plane.ts.
 import { coversSession, type Principal } from '../auth/principal.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../core/config.ts';
 import type { Task } from '../protocol/a2a.ts';
-import type { InstanceRecord, InstanceRegistryStore, TaskOwner, TaskStore } from '../ports.ts';
+import type { InstanceRecord, InstanceRegistryStore, TaskOwner, TaskStore } from '../ports/ports.ts';
 import type { TaskService } from '../tasks/task-service.ts';
 import { listTasksQuery, listTasksResponse, type A2aControlPlane, type A2aOperations, type ListTasksResponse } from './control-plane.ts';
 import { PushConfigs, type PushConfigBase } from './push-configs.ts';

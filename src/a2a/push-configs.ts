@@ -4,9 +4,9 @@
 // webhook is checked against the policy when it is set, and again before every delivery.
 import * as v from 'valibot';
 import type { Principal } from '../auth/principal.ts';
-import { BindingError } from '../errors.ts';
-import { base64urlEncode, base64urlToText, uuidv7 } from '../ids.ts';
-import type { Clock, PushConfigRecord, PushStore } from '../ports.ts';
+import { BindingError } from '../protocol/errors.ts';
+import { base64urlEncode, base64urlToText, uuidv7 } from '../core/ids.ts';
+import type { Clock, PushConfigRecord, PushStore } from '../ports/ports.ts';
 import { WebhookRefused, type WebhookSender } from './push-sender.ts';
 import { ListPushConfigsParams, PushConfigIdParams, PushConfigParams, type PushConfigAnswer } from './push-requests.ts';
 import { invalidParams, parseParams, requireScope } from './requests.ts';

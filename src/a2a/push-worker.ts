@@ -4,9 +4,9 @@
 // a dead letter (logged, counted in /metrics). The queue lives in the database, so a restart picks
 // up where the last router left; a row is claimed with a lease before it is sent, so two routers on
 // one database never both send it. Nothing here holds up a session: task writes only queue rows.
-import type { PushSettings } from '../config.ts';
-import type { Clock, Logger, PushDelivery, PushStore, Timer, Timers } from '../ports.ts';
-import type { Metrics } from '../metrics.ts';
+import type { PushSettings } from '../core/config.ts';
+import type { Clock, Logger, PushDelivery, PushStore, Timer, Timers } from '../ports/ports.ts';
+import type { Metrics } from '../core/metrics.ts';
 import { artifactChunks } from './artifact-chunks.ts';
 import { WebhookRefused, type WebhookSender } from './push-sender.ts';
 

@@ -2,7 +2,7 @@
 // query strings), in A2A's canonical JSON: camelCase, enums by their proto names (docs/a2a.md).
 import * as v from 'valibot';
 import { hasScope, type Principal, type Scope } from '../auth/principal.ts';
-import { A2A_ERRORS, BindingError } from '../errors.ts';
+import { A2A_ERRORS, BindingError } from '../protocol/errors.ts';
 import { describeIssue } from '../protocol/envelope.ts';
 import { TASK_STATES, UserMessage } from '../protocol/a2a.ts';
 

@@ -2,7 +2,7 @@
 // the task first, then every status update the task runner announces (an artifact the update
 // brings comes just before it), ending at the first terminal or interrupted state, or with an error
 // when the credential that opened it is revoked or expires (docs/sharing.md).
-import type { BindingError } from '../errors.ts';
+import type { BindingError } from '../protocol/errors.ts';
 import type { Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from '../protocol/a2a.ts';
 import { artifactChunks } from './artifact-chunks.ts';
 import type { LogFrame } from '../hub/types.ts';

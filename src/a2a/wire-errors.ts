@@ -1,6 +1,6 @@
 // Errors on A2A v1.0's standard bindings: the JSON-RPC error object and the HTTP+JSON error body
 // (google.rpc.Status with an ErrorInfo detail), from the one BindingError table (docs/a2a.md).
-import { a2aError, type A2AError, type BindingError } from '../errors.ts';
+import { a2aError, type A2AError, type BindingError } from '../protocol/errors.ts';
 
 /** HTTP+JSON status names (google.rpc.Code) by binding code; 400s that are about state, not input, are FAILED_PRECONDITION. */
 const STATUS_NAME: Record<BindingError['code'], string> = {

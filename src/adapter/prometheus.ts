@@ -1,8 +1,8 @@
 // The Metrics port on prom-client, with the hub's point-in-time gauges read at scrape time. Shared
 // by the Node and Deno adapters: prom-client runs on Deno through its Node compatibility layer.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { COUNTERS, HISTOGRAMS, type CounterName, type HistogramName, type HubStats, type Labels } from '../metrics.ts';
-import type { ExposedMetrics } from '../router.ts';
+import { COUNTERS, HISTOGRAMS, type CounterName, type HistogramName, type HubStats, type Labels } from '../core/metrics.ts';
+import type { ExposedMetrics } from '../router/router.ts';
 
 const PREFIX = 'pty_ws_';
 

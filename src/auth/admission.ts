@@ -3,7 +3,7 @@
 // A share's connections count against its root minter too, so minting shares does not multiply a
 // principal's limit; the instance's last few places are kept for pty:admin, so an administrator
 // can always get in to see and end what holds the rest (docs/security.md, attack 8).
-import { BindingError } from '../errors.ts';
+import { BindingError } from '../protocol/errors.ts';
 import { hasScope, type Principal } from './principal.ts';
 
 export interface AdmissionLimits {

@@ -1,5 +1,5 @@
 // Who is calling: bearer token → principal. Token sources and their checks live behind this port.
-import { BindingError } from '../errors.ts';
+import { BindingError } from '../protocol/errors.ts';
 import type { ClientCertificate } from './certificate.ts';
 import { ANONYMOUS_ADMIN, type Principal } from './principal.ts';
 

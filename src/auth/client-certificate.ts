@@ -2,7 +2,7 @@
 // PTY_WS_TLS_CLIENT_CA names the caller. The CA is the identity provider: the principal is the
 // certificate's subject CN, its scopes are the subject's OU values that name a scope
 // (`OU=pty:control`), and it is valid until the certificate's notAfter.
-import { BindingError } from '../errors.ts';
+import { BindingError } from '../protocol/errors.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { ClientCertificate } from './certificate.ts';
 import { SCOPES, type Principal, type Scope } from './principal.ts';

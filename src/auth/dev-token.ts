@@ -5,13 +5,13 @@
 // again, so `pty-ws token` makes a new one (rotation), which a running server picks up within a
 // second. Portable: the adapter supplies the file (DevTokenFile).
 import * as v from 'valibot';
-import { BindingError } from '../errors.ts';
-import { randomToken, sha256Hex } from '../ids.ts';
-import type { Clock, Logger } from '../ports.ts';
+import { BindingError } from '../protocol/errors.ts';
+import { randomToken, sha256Hex } from '../core/ids.ts';
+import type { Clock, Logger } from '../ports/ports.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { Principal } from './principal.ts';
 
-export { DEV_TOKEN_FILE } from '../private-files.ts';
+export { DEV_TOKEN_FILE } from '../services/private-files.ts';
 
 /** `keep`: one token across restarts (its hash in the state dir); `per-start`: a new one at every start, nothing stored. */
 export type DevTokenPolicy = 'keep' | 'per-start';

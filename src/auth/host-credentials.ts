@@ -1,9 +1,9 @@
 // Host principals (docs/remote-hosts.md): a credential of scope `pty:host` is bound to one host
 // name of one instance and stored only as its SHA-256. It registers that host and does nothing
 // else: every other route refuses it by its prefix, before any other authenticator sees it.
-import { BindingError } from '../errors.ts';
-import { randomToken, sha256Hex } from '../ids.ts';
-import type { Clock, HostRecord, HostStore } from '../ports.ts';
+import { BindingError } from '../protocol/errors.ts';
+import { randomToken, sha256Hex } from '../core/ids.ts';
+import type { Clock, HostRecord, HostStore } from '../ports/ports.ts';
 import { HOST_TOKEN_PREFIX } from '../protocol/host-info.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { ClientCertificate } from './certificate.ts';

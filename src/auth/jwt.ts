@@ -2,8 +2,8 @@
 // The algorithm allow-list is explicit and never contains `none`; `exp` is required, `nbf`, `iss`
 // and `aud` are enforced (the last two when configured). Portable: Web Crypto and fetch only.
 import { createRemoteJWKSet, importJWK, importSPKI, importX509, jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
-import { BindingError } from '../errors.ts';
-import type { Clock, Logger } from '../ports.ts';
+import { BindingError } from '../protocol/errors.ts';
+import type { Clock, Logger } from '../ports/ports.ts';
 import type { Authenticator } from './authenticator.ts';
 import { SCOPES, sessionRestriction, type Principal, type Scope } from './principal.ts';
 

@@ -1,8 +1,8 @@
 // Builds the authenticator from the configuration: reads the token map and key files through the
 // runtime's `readText` and hands their text to the portable parsers. The token map reloads on
 // demand (SIGHUP).
-import { ConfigError, type Config } from '../config.ts';
-import type { Clock, Logger } from '../ports.ts';
+import { ConfigError, type Config } from '../core/config.ts';
+import type { Clock, Logger } from '../ports/ports.ts';
 import { CompositeAuthenticator, NO_AUTH, type Authenticator } from './authenticator.ts';
 import { setUpDevToken, type DevTokenFile } from './dev-token.ts';
 import { createJwtAuthenticator, JwtConfigError, type JwtSettings } from './jwt.ts';

@@ -1,5 +1,5 @@
 // Security settings that only make sense together (docs/protocol.md §1, docs/authentication.md): checked once at start.
-import { MIN_REPLAY_FRAMES, MIN_REPLAY_SECONDS, type Config } from '../config.ts';
+import { MIN_REPLAY_FRAMES, MIN_REPLAY_SECONDS, type Config } from '../core/config.ts';
 
 /** True for an address only this machine can reach. */
 export function isLoopbackHost(host: string): boolean {

@@ -1,10 +1,10 @@
 // The hash-only token map (docs/authentication.md: PTY_WS_TOKENS_FILE): its file format and the authenticator over it.
 // Reading the file is the adapter's job; this module only parses text, so it stays portable.
 import * as v from 'valibot';
-import { BindingError } from '../errors.ts';
-import { sha256Hex } from '../ids.ts';
+import { BindingError } from '../protocol/errors.ts';
+import { sha256Hex } from '../core/ids.ts';
 import { describeIssue } from '../protocol/envelope.ts';
-import type { Clock } from '../ports.ts';
+import type { Clock } from '../ports/ports.ts';
 import type { Authenticator } from './authenticator.ts';
 import { SCOPES, sessionRestriction, type Principal, type Scope } from './principal.ts';
 

@@ -1,7 +1,7 @@
 // The client's side of the wire: what it offers at the upgrade, how it frames requests, and what each
 // server message means (JSON text or PW1O binary), validated against the server-frame schemas.
 import * as v from 'valibot';
-import { base64ToBytes, base64urlEncode, bytesToBase64, uuidv7 } from '../ids.ts';
+import { base64ToBytes, base64urlEncode, bytesToBase64, uuidv7 } from '../core/ids.ts';
 import { decodeOutputFrame, encodeInputFrame } from '../protocol/binary.ts';
 import { PTY_FRAME_OP } from '../protocol/frames.ts';
 import {

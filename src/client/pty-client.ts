@@ -1,7 +1,7 @@
 // A pty-ws/v1 client for any runtime with a WebSocket: joins a session, surfaces its frames as events,
 // and after a dropped connection rejoins with `replay_from` so the screen neither loses nor repeats
 // content (docs/protocol.md §3, §6). The web terminal, the `attach` CLI and the tests all speak through it.
-import { base64ToBytes } from '../ids.ts';
+import { base64ToBytes } from '../core/ids.ts';
 import { Emitter } from './emitter.ts';
 import { attachProtocols, decodeBinary, decodeText, inputMessage, requestFrame, type Incoming } from './frames.ts';
 import { backoffDelay, isFinalClose, Keepalive } from './link.ts';

@@ -2,7 +2,7 @@
 // end sessions, and read recordings. Uses the runtime's fetch; the bearer goes in Authorization.
 import * as v from 'valibot';
 import { FleetSessionList, InstanceList, type FleetSessionInfo, type InstanceInfo } from '../protocol/fleet-info.ts';
-import { bytesToBase64 } from '../ids.ts';
+import { bytesToBase64 } from '../core/ids.ts';
 import { RestErrorBody, SessionInfo, SessionList } from '../protocol/session-info.ts';
 import { MintedShare, ShareList, SharesRevoked, type ShareInfo } from '../protocol/share-info.ts';
 import { HostList, MintedHostToken, type HostInfo } from '../protocol/host-info.ts';

@@ -1,15 +1,15 @@
 // One WebSocket's side of the binding: decode a frame, call the session, encode what comes back.
 // Frames are handled strictly in arrival order, so an input right after a join waits for the join.
 import type { Principal } from '../auth/principal.ts';
-import { BindingError, errorPayload, PtyError, toBindingError } from '../errors.ts';
-import { uuidv7 } from '../ids.ts';
+import { BindingError, errorPayload, PtyError, toBindingError } from '../protocol/errors.ts';
+import { uuidv7 } from '../core/ids.ts';
 import { decodeInputFrame } from '../protocol/binary.ts';
 import { decodeClientFrame, parsePayload, type ClientEnvelope } from '../protocol/envelope.ts';
 import { serverFrame, type PayloadOf } from '../protocol/frames.ts';
 import { hello } from '../protocol/hello.ts';
 import * as P from '../protocol/pty-payloads.ts';
 import { foreignSessionField } from '../protocol/session-refs.ts';
-import type { ClientConnection, Logger } from '../ports.ts';
+import type { ClientConnection, Logger } from '../ports/ports.ts';
 import { FrameRateLimiter, rateLimitError } from './frame-rate.ts';
 import type { HubDeps } from './deps.ts';
 import type { JoinRights } from './join-spec.ts';

@@ -1,7 +1,7 @@
 // The binding's client operations (docs/protocol.md §5.2, §4.3, §4.4): each decodes its payload
 // and calls the session or the connection. Attachment (attachment.ts) owns the connection state.
-import { BindingError, PtyError } from '../errors.ts';
-import { base64ToBytes } from '../ids.ts';
+import { BindingError, PtyError } from '../protocol/errors.ts';
+import { base64ToBytes } from '../core/ids.ts';
 import { parsePayload, type ClientEnvelope } from '../protocol/envelope.ts';
 import type { PayloadOf } from '../protocol/frames.ts';
 import * as P from '../protocol/pty-payloads.ts';

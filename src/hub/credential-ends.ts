@@ -5,8 +5,8 @@
 // different sets of connections.
 import { onExpiry } from '../auth/expiry.ts';
 import type { Principal } from '../auth/principal.ts';
-import { BindingError } from '../errors.ts';
-import type { Clock, Logger } from '../ports.ts';
+import { BindingError } from '../protocol/errors.ts';
+import type { Clock, Logger } from '../ports/ports.ts';
 
 /** A connection that ends from outside with a fatal UNAUTHENTICATED error (its transport says it how it can). */
 export interface CredentialBound {

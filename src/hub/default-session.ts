@@ -2,11 +2,11 @@
 // creator), labelled `default`. It runs on tmux whenever the PTY host offers it, so the shell, its
 // cwd and history outlive a router restart (the host stays for the next router, which adopts it);
 // without tmux it is native and ends with the router (docs/architecture.md, "The default session").
-import type { Config } from '../config.ts';
+import type { Config } from '../core/config.ts';
 import type { SessionHub } from './hub.ts';
 import type { SessionHostCaps } from './session-host.ts';
 import { newSessionRecord } from './session-record.ts';
-import type { Clock, Logger, SessionRecord, Store } from '../ports.ts';
+import type { Clock, Logger, SessionRecord, Store } from '../ports/ports.ts';
 
 export const DEFAULT_SESSION_LABEL = 'default';
 

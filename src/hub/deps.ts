@@ -1,7 +1,7 @@
-import type { Config } from '../config.ts';
-import type { Metrics } from '../metrics.ts';
-import type { Clock, HopTrace, Logger, PtyHost, ScreenFactory, Store } from '../ports.ts';
-import type { LogEntry } from '../ports.ts';
+import type { Config } from '../core/config.ts';
+import type { Metrics } from '../core/metrics.ts';
+import type { Clock, HopTrace, Logger, PtyHost, ScreenFactory, Store } from '../ports/ports.ts';
+import type { LogEntry } from '../ports/ports.ts';
 import type { SessionHostCaps } from './session-host.ts';
 import type { OpHandler, Session } from './types.ts';
 

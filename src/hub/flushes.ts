@@ -1,8 +1,8 @@
 // A member's flushes (docs/protocol.md §6): the join's (live or of an ended session), a requested
 // Keyframe and a lagged member's repaint. Each holds the member's live frames while it reads,
 // then releases them after the Keyframe, so replay + live never skip or repeat a frame.
-import { PtyError } from '../errors.ts';
-import type { ScreenSnapshot } from '../ports.ts';
+import { PtyError } from '../protocol/errors.ts';
+import type { ScreenSnapshot } from '../ports/ports.ts';
 import type { JoinSession } from '../protocol/pty-payloads.ts';
 import type { HubDeps } from './deps.ts';
 import { checkJoinSpec, withoutFields } from './join-spec.ts';
@@ -14,7 +14,7 @@ import type { Membership } from './membership.ts';
 import type { RoleDecision } from './roles.ts';
 import { sendReplay, type Replay, type ReplayOutcome } from './replay.ts';
 import type { SessionLog } from './session-log.ts';
-import type { SessionScreen } from './session-screen.ts';
+import type { SessionScreen } from '../screen/session-screen.ts';
 import type { LogFrame, Unicast } from './types.ts';
 import { auditMember } from './audit.ts';
 

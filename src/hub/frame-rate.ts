@@ -2,7 +2,7 @@
 // connection close; docs/security.md, attack 8): a token bucket. Over it a frame is dropped unread;
 // the first drop in each second is answered with RATE_LIMITED, and after `strikesToClose` such
 // seconds in a row the connection is closed with 4429. No timer: time is read on each frame.
-import { BindingError } from '../errors.ts';
+import { BindingError } from '../protocol/errors.ts';
 
 export interface FrameRateLimits {
   perSecond: number;

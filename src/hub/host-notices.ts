@@ -1,7 +1,7 @@
 // What members hear about their session's PTY host being out of reach and back (docs/protocol.md
 // §7.3): binding Error frames, `INTERNAL` and retryable, the connection staying open; for a remote
 // host (docs/remote-hosts.md) with `reason` `host_unreachable`, then `host_linked` once it is back.
-import { BindingError } from '../errors.ts';
+import { BindingError } from '../protocol/errors.ts';
 
 /** Why a running process is out of reach: the message members heard, and the remote host, if it is one. */
 export interface HostDown {

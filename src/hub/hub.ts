@@ -1,11 +1,11 @@
 // The session hub: live sessions by id, PTY events routed to them, connections attached to them.
 import type { Principal } from '../auth/principal.ts';
-import type { BindingError } from '../errors.ts';
+import type { BindingError } from '../protocol/errors.ts';
 import { hasScope } from '../auth/principal.ts';
 import type { JoinRights } from './join-spec.ts';
-import type { ClientConnection, PtySessionInfo, ScreenFactory, SessionRecord, Store } from '../ports.ts';
+import type { ClientConnection, PtySessionInfo, ScreenFactory, SessionRecord, Store } from '../ports/ports.ts';
 import { adoptRemoteSessions } from './remote-adoption.ts';
-import type { HubStats } from '../metrics.ts';
+import type { HubStats } from '../core/metrics.ts';
 import { A2A_CORE_OPERATIONS } from '../protocol/hello.ts';
 import { Attachment } from './attachment.ts';
 import { auditIdentity, type Peer } from './audit.ts';

@@ -6,9 +6,9 @@
 //   them, and only the creator or pty:admin may change the creator's spec.
 // The backend and class are part of the spec before the start too; once the session has started,
 // checkJoinBackend (session-host.ts) holds a join to what it runs on.
-import { BindingError } from '../errors.ts';
+import { BindingError } from '../protocol/errors.ts';
 import type { SessionHostFields } from '../protocol/pty-payloads.ts';
-import type { SessionRecord } from '../ports.ts';
+import type { SessionRecord } from '../ports/ports.ts';
 
 /** The server's defaults for what a session runs. */
 export interface SpawnDefaults {

@@ -2,9 +2,9 @@
 // (KEYFRAME_REQUEST_INTERVAL_MS, docs/protocol.md §5.2): a request
 // that comes early waits its turn (without holding up the connection's other frames); one more
 // while it waits is refused.
-import { BindingError } from '../errors.ts';
-import { KEYFRAME_REQUEST_INTERVAL_MS } from '../flow-budget.ts';
-import type { Clock } from '../ports.ts';
+import { BindingError } from '../protocol/errors.ts';
+import { KEYFRAME_REQUEST_INTERVAL_MS } from '../core/flow-budget.ts';
+import type { Clock } from '../ports/ports.ts';
 
 export class KeyframePacer {
   private lastAt = -Infinity;

@@ -1,9 +1,9 @@
 // One session's process lifecycle (docs/protocol.md §5.3, §5.4) as an explicit state, and the
 // session record that goes with it: what this router knows is ahead of the store, where updates
 // wait behind queued log commits, so the record is kept here and persisted in the background.
-import { BindingError } from '../errors.ts';
+import { BindingError } from '../protocol/errors.ts';
 import type { JoinSession } from '../protocol/pty-payloads.ts';
-import type { Logger, PtyExit, PtySessionInfo, SessionPatch, SessionRecord, SessionState, Store } from '../ports.ts';
+import type { Logger, PtyExit, PtySessionInfo, SessionPatch, SessionRecord, SessionState, Store } from '../ports/ports.ts';
 import type { CloseReason } from './types.ts';
 import { hostDownError, type HostDown } from './host-notices.ts';
 

@@ -2,11 +2,11 @@
 // retention, replay reads), the membership (roles, capacity), the lifecycle (the process and its
 // record), the screen (keyframes). This class routes the verbs and PTY events between them; every
 // log frame goes through `emit` (docs/protocol.md §3): numbered and logged, then delivered.
-import { BindingError, PtyError } from '../errors.ts';
+import { BindingError, PtyError } from '../protocol/errors.ts';
 import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
 import type { MembershipLists, TaskStatusUpdatePayload } from '../protocol/server-payloads.ts';
-import type { LogLoss, PtyExit, PtySessionInfo, ScreenFactory, SessionRecord } from '../ports.ts';
-import { LOG_OUTPUT_FRAME_BYTES } from '../flow-budget.ts';
+import type { LogLoss, PtyExit, PtySessionInfo, ScreenFactory, SessionRecord } from '../ports/ports.ts';
+import { LOG_OUTPUT_FRAME_BYTES } from '../core/flow-budget.ts';
 import type { HubDeps } from './deps.ts';
 import { finishBehind, join, type FlushContext } from './flushes.ts';
 import { Lifecycle, type Ending } from './lifecycle.ts';
@@ -17,7 +17,7 @@ import { lossError } from './log-loss.ts';
 import { PtyEventQueue } from './pty-events.ts';
 import { detach, leave, requestRole, type RosterContext } from './roster.ts';
 import { SessionLog, type LogPages, type Numbering } from './session-log.ts';
-import { SessionScreen } from './session-screen.ts';
+import { SessionScreen } from '../screen/session-screen.ts';
 import { SessionStream } from './session-stream.ts';
 import { processStarter } from './process-start.ts';
 import { joinSize, SizeAsks, type Size } from './size-policy.ts';

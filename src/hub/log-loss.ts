@@ -2,8 +2,8 @@
 // the store gave up on them (they got them, but a replay will skip them); and in a replay that
 // crosses such a run, or numbers a crash skipped (§6.2). The session goes on; details are in the
 // server log.
-import { BindingError } from '../errors.ts';
-import type { LogLoss, LostRange } from '../ports.ts';
+import { BindingError } from '../protocol/errors.ts';
+import type { LogLoss, LostRange } from '../ports/ports.ts';
 
 export function lossError(loss: LogLoss): BindingError {
   const frames = loss.first === loss.last ? `frame ${loss.first}` : `frames ${loss.first}-${loss.last}`;

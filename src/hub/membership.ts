@@ -1,7 +1,7 @@
 // Who is joined to one session and in which role (docs/protocol.md §5.1): admission within the
 // capacity limits, role changes, the lists MembershipChanged carries, and fan-out of log frames.
-import type { Config } from '../config.ts';
-import { BindingError } from '../errors.ts';
+import type { Config } from '../core/config.ts';
+import { BindingError } from '../protocol/errors.ts';
 import type { Role } from '../protocol/pty-payloads.ts';
 import type { MembershipLists } from '../protocol/server-payloads.ts';
 import type { Member } from './member.ts';

@@ -4,7 +4,7 @@ import type { HubDeps } from './deps.ts';
 import { askedHost } from './join-spec.ts';
 import type { Ending, Lifecycle, Starter } from './lifecycle.ts';
 import { buildSpawnSpec, selectBackend, spawnError } from './session-host.ts';
-import type { SessionScreen } from './session-screen.ts';
+import type { SessionScreen } from '../screen/session-screen.ts';
 import { joinSize } from './size-policy.ts';
 
 export interface StarterContext {

@@ -6,13 +6,13 @@
 // number, so the host can forget it (docs/protocol.md §3.4); and `taken` hears how many output
 // bytes left the queue, the credit loop's credit (docs/architecture.md, "The credit loop"), so
 // output held here (while a Keyframe is cut) is not taken. A turn handles at most TURN_BUDGET_BYTES
-// (src/flow-budget.ts) of one session's
+// (src/core/flow-budget.ts) of one session's
 // Output before it yields (docs/architecture.md, "Router flow control"): every session's queue is
 // its own setImmediate, so a flooding session's backlog is handled a slice per turn, round-robin
 // with the others and with the sockets' reads in between, not all at once ahead of them.
 
-import { TURN_BUDGET_BYTES } from '../flow-budget.ts';
-import { nextTurn } from '../next-turn.ts';
+import { TURN_BUDGET_BYTES } from '../core/flow-budget.ts';
+import { nextTurn } from '../core/next-turn.ts';
 import { GatheredOutput, type OutputBytes } from './gathered-output.ts';
 
 type QueuedEvent = { output: GatheredOutput; n: number | undefined } | { run: () => void; n: number | undefined };

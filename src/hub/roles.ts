@@ -1,5 +1,5 @@
 // Role policy (docs/protocol.md §5.1): pure, so it is tested without sockets.
-import { BindingError } from '../errors.ts';
+import { BindingError } from '../protocol/errors.ts';
 import type { Role } from '../protocol/pty-payloads.ts';
 
 export interface RoleRequest {

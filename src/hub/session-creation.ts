@@ -3,9 +3,9 @@
 // PTY_WS_MAX_SESSIONS_PER_PRINCIPAL is counted and the record stored in one database transaction
 // (docs/security.md, "Sessions per principal"), so no path and no concurrency gets past it.
 import type { Principal } from '../auth/principal.ts';
-import type { Config } from '../config.ts';
-import { BindingError } from '../errors.ts';
-import type { Clock, SessionRecord, Store } from '../ports.ts';
+import type { Config } from '../core/config.ts';
+import { BindingError } from '../protocol/errors.ts';
+import type { Clock, SessionRecord, Store } from '../ports/ports.ts';
 import { newSessionRecord, type CreateSession } from './session-record.ts';
 import type { SessionHostCaps } from './session-host.ts';
 

@@ -5,12 +5,12 @@
 // are its emulator (bytes not parsed yet), its share of the log writer's queue (bytes not
 // committed yet, log-ledger.ts) and its members' sockets, once every one of them is behind: a
 // member that keeps up is served, and a slow one beside it lags instead (docs/protocol.md §6.4).
-// Their marks: CONSUMER_MARKS in src/flow-budget.ts. The router-wide backstop, far above a
+// Their marks: CONSUMER_MARKS in src/core/flow-budget.ts. The router-wide backstop, far above a
 // session's marks, is a different concern (this router's memory, the store's queue cap): past it
 // the router stops reading the host link, and every PTY pauses.
-import { CONSUMER_MARKS, ROUTER_BACKSTOP_MARKS } from '../flow-budget.ts';
-import type { Metrics } from '../metrics.ts';
-import type { Logger, PtyHost, Screen, ScreenFactory, Store } from '../ports.ts';
+import { CONSUMER_MARKS, ROUTER_BACKSTOP_MARKS } from '../core/flow-budget.ts';
+import type { Metrics } from '../core/metrics.ts';
+import type { Logger, PtyHost, Screen, ScreenFactory, Store } from '../ports/ports.ts';
 import { accountedScreen, FlowGate, Watermark } from './flow-control.ts';
 import { LogLedger, type Backlog } from './log-ledger.ts';
 

@@ -1,9 +1,9 @@
 // Session-host selection (docs/protocol.md §4.2, §5.4): which backend/class pairs run here, and the spawn spec.
-import { BindingError } from '../errors.ts';
+import { BindingError } from '../protocol/errors.ts';
 import type { SessionHostFields } from '../protocol/pty-payloads.ts';
 import type { SessionHostOffer } from '../protocol/server-payloads.ts';
-import type { SessionRecord, SpawnSpec } from '../ports.ts';
-import { confinedEnvProblem, type ConfinementReport } from '../session-confinement.ts';
+import type { SessionRecord, SpawnSpec } from '../ports/ports.ts';
+import { confinedEnvProblem, type ConfinementReport } from '../core/session-confinement.ts';
 import { joinArgv, joinCwd, recordedArgv, recordedCwd, type SpawnDefaults } from './join-spec.ts';
 
 export interface SessionHostCaps {

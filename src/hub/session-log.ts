@@ -1,9 +1,9 @@
 // One session's log (docs/protocol.md §3, §6): it numbers every log frame, writes it to the store,
 // reads ranges back for replays, and keeps retention running in the background.
-import { BindingError } from '../errors.ts';
-import type { Config } from '../config.ts';
-import type { Metrics } from '../metrics.ts';
-import type { Clock, HopTrace, LogEntry, Logger, LostRange, Store } from '../ports.ts';
+import { BindingError } from '../protocol/errors.ts';
+import type { Config } from '../core/config.ts';
+import type { Metrics } from '../core/metrics.ts';
+import type { Clock, HopTrace, LogEntry, Logger, LostRange, Store } from '../ports/ports.ts';
 import type { LogFrame, SessionEvent } from './types.ts';
 import { encodeLogFrame } from './wire.ts';
 

@@ -1,11 +1,11 @@
 // A new session's record, validated before anything runs (REST create and the default session).
 import * as v from 'valibot';
-import { BindingError } from '../errors.ts';
-import { uuidv7 } from '../ids.ts';
+import { BindingError } from '../protocol/errors.ts';
+import { uuidv7 } from '../core/ids.ts';
 import { describeIssue } from '../protocol/envelope.ts';
 import { SessionHostFields } from '../protocol/pty-payloads.ts';
 import { HostName } from '../protocol/host-info.ts';
-import type { SessionRecord } from '../ports.ts';
+import type { SessionRecord } from '../ports/ports.ts';
 import { askedHost } from './join-spec.ts';
 import { checkSessionEnv, selectBackend, type SessionHostCaps } from './session-host.ts';
 

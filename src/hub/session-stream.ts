@@ -1,13 +1,13 @@
 // Where a session's events go, in order: numbered and logged once, then to every member, then to
 // the observers (the task runner), and its end: observers first, the Closed frame, goodbyes.
-import type { Metrics } from '../metrics.ts';
+import type { Metrics } from '../core/metrics.ts';
 import type { OutputBytes } from './gathered-output.ts';
 import type { Lifecycle, Ending } from './lifecycle.ts';
 import type { Member } from './member.ts';
 import type { Membership } from './membership.ts';
 import type { SessionLog } from './session-log.ts';
-import type { SessionScreen } from './session-screen.ts';
-import type { LogEntry } from '../ports.ts';
+import type { SessionScreen } from '../screen/session-screen.ts';
+import type { LogEntry } from '../ports/ports.ts';
 import type { LogFrame, SessionEvent, SessionObserver } from './types.ts';
 
 type HostEvent = NonNullable<LogEntry['hostEvent']>;

@@ -2,10 +2,10 @@
 // types only, so every hub file can depend on this one and on nothing that depends back on it.
 import type * as v from 'valibot';
 import type { Principal } from '../auth/principal.ts';
-import type { BindingError, PtyError } from '../errors.ts';
+import type { BindingError, PtyError } from '../protocol/errors.ts';
 import type { ClientEnvelope } from '../protocol/envelope.ts';
 import type { CloseReason, GoodbyePayload, MembershipLists, RoleAssignedPayload, TaskStatusUpdatePayload } from '../protocol/server-payloads.ts';
-import type { LogEntry, ScreenSnapshot, SessionRecord, SessionState } from '../ports.ts';
+import type { LogEntry, ScreenSnapshot, SessionRecord, SessionState } from '../ports/ports.ts';
 
 export type { CloseReason };
 

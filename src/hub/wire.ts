@@ -1,13 +1,13 @@
 // The hub's one encoder: session events and unicast answers become frames here and nowhere else
 // (JSON envelope, base64, PW1O; docs/protocol.md §2, §5.3). Each log frame is encoded once, for the
 // store and every connection; its PW1O form only if a binary connection asks for it.
-import { bytesToBase64, uuidv7 } from '../ids.ts';
-import { errorPayload } from '../errors.ts';
+import { bytesToBase64, uuidv7 } from '../core/ids.ts';
+import { errorPayload } from '../protocol/errors.ts';
 import { PTY_FRAME_OP, ptyFrameJson, serverFrame } from '../protocol/frames.ts';
 import { OutputFrame, outputEntry } from '../protocol/output-frame.ts';
 import type { KeyframePayload, PtyFramePayload } from '../protocol/server-payloads.ts';
 import { SNAPSHOT_FORMAT } from '../protocol/uris.ts';
-import type { LogEntry, ScreenSnapshot } from '../ports.ts';
+import type { LogEntry, ScreenSnapshot } from '../ports/ports.ts';
 import type { LogFrame, SessionEvent, Unicast } from './types.ts';
 
 /**

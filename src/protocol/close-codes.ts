@@ -1,6 +1,6 @@
 // The WebSocket close codes the server sends besides a fatal error's own (ERROR_TABLE's `close` in
-// src/errors.ts). With that table, this is the one source of docs/protocol.md §7.2's close-code
-// table (test/doc-tables.test.ts compares them).
+// src/protocol/errors.ts). With that table, this is the one source of docs/protocol.md §7.2's close-code
+// table (test/docs/doc-tables.test.ts compares them).
 export const CLOSE = {
   /** After `binding_goodbye`: leave_session, session_closed, server_shutdown (binding §5.4). */
   goodbye: 1000,

@@ -1,6 +1,6 @@
 // The binding's frame envelope (docs/protocol.md §2): one JSON object per TEXT frame.
 import * as v from 'valibot';
-import { A2A_ERRORS, BindingError } from '../errors.ts';
+import { A2A_ERRORS, BindingError } from './errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;

@@ -1,6 +1,6 @@
 // Builders for server frames (docs/protocol.md §3). The payload of every op the client parses is
 // typed by its schema in server-payloads.ts; other ops (the task operations' responses) are free.
-import { uuidv7 } from '../ids.ts';
+import { uuidv7 } from '../core/ids.ts';
 import type { ServerFrame } from './envelope.ts';
 import type { ErrorFramePayload, GoodbyePayload, HelloPayload, PongPayload, PtyFramePayload, TaskStatusUpdatePayload } from './server-payloads.ts';
 

@@ -1,6 +1,6 @@
 // Sec-WebSocket-Protocol negotiation (docs/protocol.md §1.2, §1.3).
-import { BindingError } from '../errors.ts';
-import { base64urlToText } from '../ids.ts';
+import { BindingError } from './errors.ts';
+import { base64urlToText } from '../core/ids.ts';
 import { BINARY_SUBPROTOCOL, JSON_SUBPROTOCOL } from './uris.ts';
 
 export interface Negotiated {

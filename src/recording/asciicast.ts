@@ -2,10 +2,10 @@
 // a header line, then `[t, "o", text]` for Output and `[t, "r", "COLSxROWS"]` for Resize, t in seconds
 // from the first event. Read page by page, so a 100k-frame log never sits in memory at once.
 import * as v from 'valibot';
-import { base64ToBytes } from '../ids.ts';
+import { base64ToBytes } from '../core/ids.ts';
 import { outputBytes } from '../protocol/output-frame.ts';
 import { KeyframePayload, ResizePayload, ServerEnvelope } from '../protocol/server-payloads.ts';
-import type { LogEntry, SessionRecord, Store } from '../ports.ts';
+import type { LogEntry, SessionRecord, Store } from '../ports/ports.ts';
 
 export const ASCIICAST_CONTENT_TYPE = 'application/x-asciicast';
 

@@ -2,9 +2,9 @@
 // hash in the database; anything else goes to the configured authenticator. A share's principal
 // may do, on its one session, what its scope allows, until it expires or is revoked, and only
 // while the token its root minter stood on still authenticates with that scope on that session.
-import { BindingError } from '../errors.ts';
-import { sha256Hex } from '../ids.ts';
-import type { Clock, ShareRecord, ShareStore } from '../ports.ts';
+import { BindingError } from '../protocol/errors.ts';
+import { sha256Hex } from '../core/ids.ts';
+import type { Clock, ShareRecord, ShareStore } from '../ports/ports.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { ClientCertificate } from '../auth/certificate.ts';
 import { coversSession, hasScope, type Principal } from '../auth/principal.ts';

@@ -3,10 +3,10 @@
 // credential. Revoking one ends its connections at once.
 import * as v from 'valibot';
 import { hasScope, type Principal } from '../auth/principal.ts';
-import { BindingError } from '../errors.ts';
-import { randomToken, sha256Hex, uuidv7 } from '../ids.ts';
+import { BindingError } from '../protocol/errors.ts';
+import { randomToken, sha256Hex, uuidv7 } from '../core/ids.ts';
 import { describeIssue } from '../protocol/envelope.ts';
-import type { Clock, ShareRecord, ShareStore } from '../ports.ts';
+import type { Clock, ShareRecord, ShareStore } from '../ports/ports.ts';
 import { SHARE_REVOKED, SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
 import { sharePrincipalId, shareRefused } from './share-authenticator.ts';
 

@@ -1,8 +1,8 @@
 // The A2A task operations of the binding (docs/protocol.md §8.1) as hub operation handlers.
 import { hasScope, type Principal } from '../auth/principal.ts';
-import { BindingError } from '../errors.ts';
+import { BindingError } from '../protocol/errors.ts';
 import type { OpContext, OpHandler } from '../hub/types.ts';
-import type { PushConfigRecord } from '../ports.ts';
+import type { PushConfigRecord } from '../ports/ports.ts';
 import { GetTaskPayload, ListTasksPayload, SendMessagePayload, TaskIdPayload } from '../protocol/a2a.ts';
 import { decodePageToken, encodePageToken } from './page-token.ts';
 import { taskView } from './task-objects.ts';

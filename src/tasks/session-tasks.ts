@@ -3,11 +3,11 @@
 //
 // Tasks of a session run one at a time, in arrival order; a command is typed only when the
 // TerminalGate says the terminal is free.
-import { BindingError, errorPayload } from '../errors.ts';
+import { BindingError, errorPayload } from '../protocol/errors.ts';
 import type { OpContext, Session } from '../hub/types.ts';
-import { uuidv7 } from '../ids.ts';
+import { uuidv7 } from '../core/ids.ts';
 import type { Artifact, Task, TaskState, UserMessage } from '../protocol/a2a.ts';
-import type { LogEntry, PushConfigRecord, TaskPage, TaskStore } from '../ports.ts';
+import type { LogEntry, PushConfigRecord, TaskPage, TaskStore } from '../ports/ports.ts';
 import { CommandCapture, commandLine, isInteractiveShell, newNonce } from './shell-command.ts';
 import type { TaskConnection } from './task-connection.ts';
 import { type TaskFollowers, updateOf } from './task-followers.ts';

@@ -1,5 +1,5 @@
 // Small builders for the A2A objects a task is made of.
-import { uuidv7 } from '../ids.ts';
+import { uuidv7 } from '../core/ids.ts';
 import type { Message, Task, TaskState } from '../protocol/a2a.ts';
 
 /** A message from the agent's side (a status message), already part of the task. */

@@ -1,7 +1,7 @@
 // What a message asks of the terminal: a command for the shell, or keystrokes.
-import { A2A_ERRORS, BindingError } from '../errors.ts';
-import { concatBytes } from '../bytes.ts';
-import { base64ToBytes } from '../ids.ts';
+import { A2A_ERRORS, BindingError } from '../protocol/errors.ts';
+import { concatBytes } from '../core/bytes.ts';
+import { base64ToBytes } from '../core/ids.ts';
 import type { Part } from '../protocol/a2a.ts';
 
 export type TaskPlan = { kind: 'command'; command: string } | { kind: 'input'; bytes: Uint8Array };

@@ -94,7 +94,7 @@ export class TerminalView {
       allowProposedApi: true,
     });
     this.term.loadAddon(this.fit);
-    // Character widths as the server's emulator measures them (src/hub/screen.ts): an emoji or a
+    // Character widths as the server's emulator measures them (src/screen/screen.ts): an emoji or a
     // CJK character takes two cells, so Keyframes agree with what the page draws (docs/protocol.md §6.3).
     this.term.loadAddon(new Unicode11Addon());
     this.term.unicode.activeVersion = '11';

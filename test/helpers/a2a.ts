@@ -4,7 +4,7 @@ import { GetTaskRequest, ListTasksRequest, SendMessageRequest, TaskState, type S
 import { ClientFactory, ClientFactoryOptions, createAuthenticatingFetchWithRetry, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
 import type { A2AError } from '@a2a-js/sdk/errors';
 import { expect } from 'vitest';
-import { uuidv7 } from '../../src/ids.ts';
+import { uuidv7 } from '../../src/core/ids.ts';
 
 export const TRANSPORTS = ['JSONRPC', 'HTTP+JSON'] as const;
 export type Transport = (typeof TRANSPORTS)[number];

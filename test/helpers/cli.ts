@@ -18,7 +18,7 @@ export interface CliRun {
 function runCli(args: string[], home: string, env: Record<string, string> = {}): CliRun {
   let out = '';
   let err = '';
-  // A native default session ends with its router (the tmux one: test/default-session.test.ts).
+  // A native default session ends with its router (the tmux one: test/sessions/default-session.test.ts).
   const proc = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, HOME: home, SHELL: '/bin/sh', PTY_WS_DEFAULT_SESSION_BACKEND: 'native', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));

@@ -1,6 +1,6 @@
 // A real `ws` client that records every frame and waits for the ones a test expects.
 import WebSocket from 'ws';
-import { uuidv7 } from '../../src/ids.ts';
+import { uuidv7 } from '../../src/core/ids.ts';
 
 export interface Frame {
   op: string;

@@ -1,8 +1,8 @@
 // The router's side of the PTY host socket against a host the test plays (unit tests of
-// pty/client.ts): what the router sends, raw and decoded, and a way to send it host frames.
-import { PtyHostConnection, type HostSocket, type HostSocketEvents } from '../../pty/client.ts';
-import { FrameDecoder } from '../../pty/frame-decoder.ts';
-import { encodeFrame, PROTOCOL_VERSION, RequestSchema, type Request } from '../../pty/protocol.ts';
+// src/host-link/client.ts): what the router sends, raw and decoded, and a way to send it host frames.
+import { PtyHostConnection, type HostSocket, type HostSocketEvents } from '../../src/host-link/client.ts';
+import { FrameDecoder } from '../../pty/wire/frame-decoder.ts';
+import { encodeFrame, PROTOCOL_VERSION, RequestSchema, type Request } from '../../pty/wire/protocol.ts';
 
 /** A connection greeted by a host naming `features` (none at all when undefined: an older host). */
 export function fakeHost(features: string[] | undefined) {

@@ -2,7 +2,7 @@
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { muxPaths } from '../../pty/backends/paths.ts';
 import { run } from '../../pty/backends/exec.ts';
-import { procStat } from '../../pty/process-tree.ts';
+import { procStat } from '../../pty/backends/process-tree.ts';
 
 function read(file: string): string {
   try {

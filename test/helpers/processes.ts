@@ -20,8 +20,8 @@ export interface Child {
 export function runCli(args: string[], env: Record<string, string>, options: Pick<SpawnOptions, 'uid' | 'gid'> = {}): Child {
   const proc = spawn(process.execPath, [BIN, ...args], {
     // per-start: a router restarted on the same state dir prints a "dev token:" line again (the kept
-    // token: test/dev-token.test.ts). A native default session ends with its router (the tmux one:
-    // test/default-session.test.ts).
+    // token: test/security/dev-token.test.ts). A native default session ends with its router (the tmux one:
+    // test/sessions/default-session.test.ts).
     env: { PATH: process.env.PATH, SHELL: '/bin/sh', PTY_WS_DEV_TOKEN_POLICY: 'per-start', PTY_WS_DEFAULT_SESSION_BACKEND: 'native', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...options,

@@ -2,10 +2,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, type Config } from '../../src/config.ts';
+import { loadConfig, type Config } from '../../src/core/config.ts';
 import { startServer, type RunningServer, type StartOptions } from '../../src/adapter/node/server.ts';
-import { jsonLogger } from '../../src/logger.ts';
-import { isAlive } from '../../pty/process-tree.ts';
+import { jsonLogger } from '../../src/services/logger.ts';
+import { isAlive } from '../../pty/backends/process-tree.ts';
 import { endOrphans, expectNoneLeft, killMultiplexers, processesMentioning } from './leftovers.ts';
 
 export interface TestServer extends RunningServer {
@@ -44,8 +44,8 @@ export async function startTestServer(env: Record<string, string> = {}, flags: R
   const config: Config = {
     ...loadConfig(
       // per-start: a restart on the same dir prints (and `devToken` holds) a token again; the kept
-      // token's own tests (test/dev-token.test.ts) set PTY_WS_DEV_TOKEN_POLICY=keep. A native
-      // default session ends with its server; the tmux one's tests (test/default-session.test.ts)
+      // token's own tests (test/security/dev-token.test.ts) set PTY_WS_DEV_TOKEN_POLICY=keep. A native
+      // default session ends with its server; the tmux one's tests (test/sessions/default-session.test.ts)
       // set PTY_WS_DEFAULT_SESSION_BACKEND=auto.
       { PATH: process.env.PATH, HOME: dir, SHELL: '/bin/sh', PTY_WS_MAX_CONNECTIONS_PER_PRINCIPAL: '1000', PTY_WS_DEV_TOKEN_POLICY: 'per-start', PTY_WS_DEFAULT_SESSION_BACKEND: 'native', ...env },
       { port: '0', 'state-dir': dir, ...flags },

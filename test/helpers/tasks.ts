@@ -1,6 +1,6 @@
 // Helpers for the A2A task operations over a TestClient.
 import { expect } from 'vitest';
-import { uuidv7 } from '../../src/ids.ts';
+import { uuidv7 } from '../../src/core/ids.ts';
 import { TestClient, type Frame } from './client.ts';
 
 export interface TaskJson {

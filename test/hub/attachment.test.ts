@@ -2,7 +2,7 @@
 // arrival order, bad input answered with an Error while the connection lives on, join and leave.
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/auth/principal.ts';
-import { BindingError } from '../../src/errors.ts';
+import { BindingError } from '../../src/protocol/errors.ts';
 import type { Attachment } from '../../src/hub/attachment.ts';
 import { SessionHub } from '../../src/hub/hub.ts';
 import { clientFrame, deferred, FakeConn, Rig, turn, until } from './fakes.ts';

@@ -3,7 +3,7 @@
 // or is revoked, whatever kind of connection it is; what was released is left alone.
 import { describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../src/auth/principal.ts';
-import { BindingError } from '../../src/errors.ts';
+import { BindingError } from '../../src/protocol/errors.ts';
 import { CredentialEnds, type CredentialBound } from '../../src/hub/credential-ends.ts';
 import { FakeClock, silentLogger } from './fakes.ts';
 

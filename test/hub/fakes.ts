@@ -1,13 +1,13 @@
 // In-memory fakes of the hub's ports (Store, PtyHost, Clock, Screen, ClientConnection), for unit
 // tests of one session without a child process, a database or a socket.
-import { loadConfig, type Config } from '../../src/config.ts';
+import { loadConfig, type Config } from '../../src/core/config.ts';
 import type { HubDeps } from '../../src/hub/deps.ts';
 import type { JoinRights } from '../../src/hub/join-spec.ts';
 import { LiveSession } from '../../src/hub/live-session.ts';
 import { Member } from '../../src/hub/member.ts';
 import { sessionHostCaps } from '../../src/hub/session-host.ts';
 import { newSessionRecord } from '../../src/hub/session-record.ts';
-import { NO_METRICS } from '../../src/metrics.ts';
+import { NO_METRICS } from '../../src/core/metrics.ts';
 import type {
   ClientConnection,
   Clock,
@@ -25,7 +25,7 @@ import type {
   SpawnSpec,
   SequenceState,
   Store,
-} from '../../src/ports.ts';
+} from '../../src/ports/ports.ts';
 
 export class FakeClock implements Clock {
   t = Date.parse('2026-06-01T00:00:00Z');

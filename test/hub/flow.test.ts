@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { LogLedger } from '../../src/hub/log-ledger.ts';
 import { HubFlow } from '../../src/hub/session-flow.ts';
-import { NO_METRICS } from '../../src/metrics.ts';
-import type { LogEntry, QueueListener } from '../../src/ports.ts';
+import { NO_METRICS } from '../../src/core/metrics.ts';
+import type { LogEntry, QueueListener } from '../../src/ports/ports.ts';
 import { FakeScreen, MemoryStore } from './fakes.ts';
 
 const MiB = 1024 * 1024;

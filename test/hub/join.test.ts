@@ -1,6 +1,6 @@
 // One session's join flush, replay and membership over in-memory ports: no process, no socket.
 import { describe, expect, it } from 'vitest';
-import { BindingError } from '../../src/errors.ts';
+import { BindingError } from '../../src/protocol/errors.ts';
 import { REPLAY_PAGE_FRAMES } from '../../src/hub/session-log.ts';
 import { deferred, OBSERVE, Rig, turn } from './fakes.ts';
 

@@ -1,9 +1,9 @@
-// A session whose screen model broke gets one rebuilt from the log (src/hub/session-screen.ts),
+// A session whose screen model broke gets one rebuilt from the log (src/screen/session-screen.ts),
 // over in-memory ports: what arrives during the rebuild is folded in after it, once; joins wait
 // for it; a screen that keeps breaking is given up on.
 import { describe, expect, it } from 'vitest';
-import { SessionScreen } from '../../src/hub/session-screen.ts';
-import { NO_METRICS } from '../../src/metrics.ts';
+import { SessionScreen } from '../../src/screen/session-screen.ts';
+import { NO_METRICS } from '../../src/core/metrics.ts';
 import { deferred, FakeClock, FakeScreen, Rig, silentLogger, turn } from './fakes.ts';
 
 const keyframeText = (frames: Array<{ payload: Record<string, unknown> }>) => atob(String(frames.find((f) => f.payload.kind === 'Keyframe')!.payload.snapshot));

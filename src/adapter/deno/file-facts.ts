@@ -1,5 +1,5 @@
-// The file-system calls src/private-files.ts checks with, on Deno.
-import type { FileFacts, PathFacts } from '../../private-files.ts';
+// The file-system calls src/services/private-files.ts checks with, on Deno.
+import type { FileFacts, PathFacts } from '../../services/private-files.ts';
 
 export const denoFileFacts: FileFacts = {
   uid: Deno.uid() ?? undefined,

@@ -1,7 +1,7 @@
 // The log journal's files on Deno (the journal itself: storage/log-journal.ts).
 import type { JournalFile } from '../../../storage/log-journal.ts';
-import { concatBytes } from '../../bytes.ts';
-import type { JournalPort } from '../../router.ts';
+import { concatBytes } from '../../core/bytes.ts';
+import type { JournalPort } from '../../router/router.ts';
 
 function journalFile(path: string): JournalFile {
   // Terminal output, like the database: readable by this user only (docs/security.md).

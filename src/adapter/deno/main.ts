@@ -1,9 +1,9 @@
 // `deno task start`: the pty-ws router on Deno. Commands: start (router + default session, as
 // `npm start`), serve (router only). The PTY host stays a Node process (`npm run pty-host`).
-import { banner } from '../../banner.ts';
-import { ConfigError, loadConfig, parseArgs, settingsHelp, type Config } from '../../config.ts';
+import { banner } from '../../router/banner.ts';
+import { ConfigError, loadConfig, parseArgs, settingsHelp, type Config } from '../../core/config.ts';
 import { writeAll } from './io.ts';
-import type { ServedRouter } from '../../router.ts';
+import type { ServedRouter } from '../../router/router.ts';
 import { startServer } from './server.ts';
 
 const USAGE = `usage: deno task start [--flag value ...]

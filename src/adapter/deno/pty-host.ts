@@ -1,10 +1,10 @@
-// The PTY host's runtime calls on Deno (the logic, supervision included: src/pty-host/): the
-// portable connection (pty/client.ts) over Deno.connect's Unix socket, and the Node PTY host
+// The PTY host's runtime calls on Deno (the logic, supervision included: src/host-link/): the
+// portable connection (src/host-link/client.ts) over Deno.connect's Unix socket, and the Node PTY host
 // started with Deno.Command (the host owns node-pty and stays a Node process).
-import { PtyHostConnection, type HostSocket, type HostSocketEvents, type PtyHostClientOptions } from '../../../pty/client.ts';
-import type { PtyHostRuntime } from '../../pty-host/launcher.ts';
-import { LINK_READ_BYTES } from '../../flow-budget.ts';
-import { hostSocketProblem } from '../../private-files.ts';
+import { PtyHostConnection, type HostSocket, type HostSocketEvents, type PtyHostClientOptions } from '../../host-link/client.ts';
+import type { PtyHostRuntime } from '../../host-link/launcher.ts';
+import { LINK_READ_BYTES } from '../../core/flow-budget.ts';
+import { hostSocketProblem } from '../../services/private-files.ts';
 import { denoFileFacts } from './file-facts.ts';
 
 
@@ -37,7 +37,7 @@ function denoHostSocket(conn: Deno.UnixConn): HostSocket {
   // Flow control: while paused the read loop waits here, so the host sees a full socket.
   let gate: { wait: Promise<void>; open: () => void } | null = null;
   const readAll = async () => {
-    // One buffer for every read, sized with the host's largest frame (src/flow-budget.ts) so most
+    // One buffer for every read, sized with the host's largest frame (src/core/flow-budget.ts) so most
     // frames arrive whole: the client copies what it keeps (HostSocketEvents.data).
     const buf = new Uint8Array(LINK_READ_BYTES);
     try {
@@ -103,7 +103,7 @@ export const denoPtyHostRuntime: PtyHostRuntime<Deno.ChildProcess> = {
   spawnHost({ args, env, stdout, stderr }) {
     const root = decodeURIComponent(new URL('../../../', import.meta.url).pathname);
     const child = new Deno.Command('node', {
-      args: ['--import', 'tsx', `${root}pty/main.ts`, ...args],
+      args: ['--import', 'tsx', `${root}src/adapter/node/pty-host-main.ts`, ...args],
       // `--import tsx` resolves from the cwd, so run where this package's node_modules are.
       cwd: root,
       env,

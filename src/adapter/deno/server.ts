@@ -1,20 +1,20 @@
-// The Deno adapter: serves the portable router (src/router.ts) with Deno.serve and Hono's Deno
+// The Deno adapter: serves the portable router (src/router/router.ts) with Deno.serve and Hono's Deno
 // WebSocket upgrade, over the Node PTY host (reached with Deno.connect) and the libSQL client.
-import { ConfigError, type Config } from '../../config.ts';
+import { ConfigError, type Config } from '../../core/config.ts';
 import { errorCode, setUpAuth } from '../../auth/setup.ts';
 import { denoJournalPort } from './journal-file.ts';
-import { inProcessScreens } from '../../hub/screen.ts';
-import { jsonLogger } from '../../logger.ts';
-import type { Logger } from '../../ports.ts';
-import { reloadThen, startRouter, type ServedRouter } from '../../router.ts';
-import { sessionConfinement } from '../../session-confinement.ts';
+import { inProcessScreens } from '../../screen/screen.ts';
+import { jsonLogger } from '../../services/logger.ts';
+import type { Logger } from '../../ports/ports.ts';
+import { reloadThen, startRouter, type ServedRouter } from '../../router/router.ts';
+import { sessionConfinement } from '../../core/session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { denoWebhookTransport } from './webhook-transport.ts';
-import { supervisedPtyHostLink } from '../../pty-host/supervised.ts';
+import { supervisedPtyHostLink } from '../../host-link/supervised.ts';
 import { denoPtyHostRuntime } from './pty-host.ts';
 import { denoStateLockPort } from './state-lock-port.ts';
 import { checkWalFile } from '../../../storage/wal-check.ts';
-import { databaseFilePath, readSecretFiles, securePrivateState } from '../../private-files.ts';
+import { databaseFilePath, readSecretFiles, securePrivateState } from '../../services/private-files.ts';
 import { denoFileFacts } from './file-facts.ts';
 import { denoDevTokenFile } from './dev-token-file.ts';
 import { absolute, writeAll } from './io.ts';

@@ -1,6 +1,6 @@
-// The state directory lock's runtime calls on Deno (the lock itself: src/state-lock.ts).
+// The state directory lock's runtime calls on Deno (the lock itself: src/core/state-lock.ts).
 import { holdExclusiveFileLock } from '../exclusive-file-lock.ts';
-import type { StateLockPort } from '../../state-lock.ts';
+import type { StateLockPort } from '../../core/state-lock.ts';
 import { bootId } from './journal-file.ts';
 
 export const denoStateLockPort: StateLockPort = {

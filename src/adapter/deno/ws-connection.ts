@@ -14,9 +14,9 @@
 import type { Context } from 'hono';
 import { upgradeWebSocket as honoDenoUpgrade } from 'hono/deno';
 import { defineWebSocketHelper, type UpgradeWebSocket, type WSEvents } from 'hono/ws';
-import type { Metrics } from '../../metrics.ts';
+import type { Metrics } from '../../core/metrics.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
-import type { ClientConnection } from '../../ports.ts';
+import type { ClientConnection } from '../../ports/ports.ts';
 import { CLOSE } from '../../protocol/close-codes.ts';
 
 const TEXT = { kind: 'text' };

@@ -1,6 +1,6 @@
-// The file-system calls src/private-files.ts checks with, on Node.
+// The file-system calls src/services/private-files.ts checks with, on Node.
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
-import type { FileFacts, PathFacts } from '../../private-files.ts';
+import type { FileFacts, PathFacts } from '../../services/private-files.ts';
 
 export const nodeFileFacts: FileFacts = {
   uid: process.getuid?.(),

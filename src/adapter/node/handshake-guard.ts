@@ -4,7 +4,7 @@
 // or of the address with the most waiting), never the newcomer: a flood of silent connections from
 // a few addresses then cannot keep anyone else out, nor use up the process's file descriptors.
 import type { Server, Socket } from 'node:net';
-import { addressGroup } from '../../address-group.ts';
+import { addressGroup } from '../../core/address-group.ts';
 
 /** What the router's fetch calls for every request it receives (plain or TLS socket, upgrade or not). */
 export type RequestSeen = (socket: object) => void;

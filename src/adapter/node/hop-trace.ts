@@ -2,12 +2,12 @@
 // round trip), for the bench's `trace` figure (bench/figures/hop-trace.ts,
 // docs/performance.md). Off unless PTY_HOP_TRACE_DIR names a directory: then each process
 // (router, PTY host) writes `<hop> <time ms> <frame type>` lines to its own file there. Its
-// name does not start with PTY_WS_ so the PTY host inherits it (src/pty-host/environment.ts).
+// name does not start with PTY_WS_ so the PTY host inherits it (src/host-link/environment.ts).
 // Off, the callers hold `undefined` and pay one property check per hop.
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BINARY_DATA, BINARY_WRITE } from '../../../pty/binary-frame.ts';
-import type { HopTrace } from '../../ports.ts';
+import { BINARY_DATA, BINARY_WRITE } from '../../../pty/wire/binary-frame.ts';
+import type { HopTrace } from '../../ports/ports.ts';
 
 export const HOP_TRACE_ENV = 'PTY_HOP_TRACE_DIR';
 
@@ -15,8 +15,8 @@ export const HOP_TRACE_ENV = 'PTY_HOP_TRACE_DIR';
 const FLUSH_MS = 100;
 
 /**
- * The type of the first PTY-host frame in `bytes` (pty/protocol.ts: u32 length, then the tag of
- * a binary `write` or `data` (pty/binary-frame.ts), or the u32 header length and the JSON header,
+ * The type of the first PTY-host frame in `bytes` (pty/wire/protocol.ts: u32 length, then the tag of
+ * a binary `write` or `data` (pty/wire/binary-frame.ts), or the u32 header length and the JSON header,
  * which starts `{"t":"<type>"`), or '' for anything else.
  */
 function frameType(bytes: Uint8Array | undefined): string {

@@ -2,7 +2,7 @@
 import { closeSync, ftruncateSync, openSync, readFileSync, writevSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JournalFile } from '../../../storage/log-journal.ts';
-import type { JournalPort } from '../../router.ts';
+import type { JournalPort } from '../../router/router.ts';
 
 function journalFile(path: string): JournalFile {
   // Terminal output, like the database: readable by this user only (docs/security.md).

@@ -14,7 +14,7 @@ export function compiled(): boolean {
 export function ptyHostEntry(): { nodeArgs: string[]; cwd: string } {
   if (compiled()) return { nodeArgs: [fileURLToPath(new URL('./pty-host.js', import.meta.url))], cwd: fileURLToPath(new URL('..', import.meta.url)) };
   // `--import tsx` resolves from the cwd, so it runs where this package's node_modules are.
-  return { nodeArgs: ['--import', 'tsx', fileURLToPath(new URL('../../../pty/main.ts', import.meta.url))], cwd: fileURLToPath(new URL('../../..', import.meta.url)) };
+  return { nodeArgs: ['--import', 'tsx', fileURLToPath(new URL('./pty-host-main.ts', import.meta.url))], cwd: fileURLToPath(new URL('../../..', import.meta.url)) };
 }
 
 /** A worker thread's entry module (screen-worker.ts, log-commit-worker.ts). */

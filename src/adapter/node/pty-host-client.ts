@@ -1,12 +1,12 @@
-// The router's side of the PTY host socket on Node: pty/client.ts over node:net.
+// The router's side of the PTY host socket on Node: src/host-link/client.ts over node:net.
 
 import { createConnection } from 'node:net';
 import path from 'node:path';
-import { PtyHostConnection, type HostSocket, type HostSocketEvents, type PtyHostClientOptions } from '../../../pty/client.ts';
-import { PtyHostError } from '../../../pty/protocol.ts';
-import { hostSocketProblem } from '../../private-files.ts';
-import { LINK_READ_BYTES } from '../../flow-budget.ts';
-import type { HopTrace } from '../../ports.ts';
+import { PtyHostConnection, type HostSocket, type HostSocketEvents, type PtyHostClientOptions } from '../../host-link/client.ts';
+import { PtyHostError } from '../../../pty/wire/protocol.ts';
+import { hostSocketProblem } from '../../services/private-files.ts';
+import { LINK_READ_BYTES } from '../../core/flow-budget.ts';
+import type { HopTrace } from '../../ports/ports.ts';
 import { nodeFileFacts } from './file-facts.ts';
 import { hopTraceFromEnv } from './hop-trace.ts';
 
@@ -49,7 +49,7 @@ function nodeHostSocket(socketPath: string, trace?: HopTrace): HostSocket {
   const socket = createConnection({
     path: socketPath,
     onread: {
-      // Sized with the host's largest frame (src/flow-budget.ts), so most frames arrive whole.
+      // Sized with the host's largest frame (src/core/flow-budget.ts), so most frames arrive whole.
       buffer: Buffer.allocUnsafe(LINK_READ_BYTES),
       callback: (size, buffer) => {
         const chunk = buffer.subarray(0, size);

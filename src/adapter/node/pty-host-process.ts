@@ -1,10 +1,10 @@
-// The PTY host's runtime calls on Node (the logic: src/pty-host/launcher.ts): connect over
-// node:net, start the host's entry (package-files.ts: `pty/main.ts` with tsx, or the bundle).
+// The PTY host's runtime calls on Node (the logic: src/host-link/launcher.ts): connect over
+// node:net, start the host's entry (package-files.ts: `src/adapter/node/pty-host-main.ts` with tsx, or the bundle).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { ensurePtyHost as ensure, type EnsurePtyHostOptions, type PtyHostHandle, type PtyHostRuntime } from '../../pty-host/launcher.ts';
+import { ensurePtyHost as ensure, type EnsurePtyHostOptions, type PtyHostHandle, type PtyHostRuntime } from '../../host-link/launcher.ts';
 import { PtyHostClient } from './pty-host-client.ts';
 import { ptyHostEntry } from './package-files.ts';
 

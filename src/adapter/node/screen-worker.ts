@@ -1,6 +1,6 @@
 // The worker thread that runs every session's terminal emulator, off the router's output path.
 import { parentPort } from 'node:worker_threads';
-import { ScreenModel } from '../../hub/screen.ts';
+import { ScreenModel } from '../../screen/screen.ts';
 import type { FromWorker, ToWorker } from './screen-worker-messages.ts';
 import { runInBackground } from './background-thread.ts';
 

@@ -1,11 +1,11 @@
 // Where the server that runs on a state directory listens: `<state dir>/server.json` (0600), written
 // once it listens and removed when it stops, so `pty-ws token` prints the page URL of the server
 // that is running rather than the configured default. A file a killed server left behind is not
-// believed: only while the state directory's lock (src/state-lock.ts) is held by the pid it names.
+// believed: only while the state directory's lock (src/core/state-lock.ts) is held by the pid it names.
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
-import { stateDirHolder } from '../../state-lock.ts';
+import { stateDirHolder } from '../../core/state-lock.ts';
 import { nodeStateLockPort } from './state-lock-port.ts';
 
 export const SERVER_FILE = 'server.json';

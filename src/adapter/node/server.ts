@@ -1,4 +1,4 @@
-// The Node adapter: serves the portable router (src/router.ts) with node:http and `ws`, over the PTY
+// The Node adapter: serves the portable router (src/router/router.ts) with node:http and `ws`, over the PTY
 // host process, a libSQL file (its log commits in a worker thread) and a worker thread for the
 // terminal emulators.
 import { nodeJournalPort } from './journal-file.ts';
@@ -12,19 +12,19 @@ import type { AddressInfo } from 'node:net';
 import { serve, upgradeWebSocket, type ServerType } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
 import { errorCode, setUpAuth } from '../../auth/setup.ts';
-import { ConfigError, type Config } from '../../config.ts';
-import { jsonLogger } from '../../logger.ts';
+import { ConfigError, type Config } from '../../core/config.ts';
+import { jsonLogger } from '../../services/logger.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
 import { HOST_SUBPROTOCOL } from '../../protocol/host-info.ts';
-import type { Logger, PtyHost, WebhookTransport } from '../../ports.ts';
-import { reloadThen, startRouter, type ScreenService, type ServedRouter } from '../../router.ts';
-import { databaseFilePath, readSecretFiles, securePrivateState } from '../../private-files.ts';
-import { sessionConfinement } from '../../session-confinement.ts';
+import type { Logger, PtyHost, WebhookTransport } from '../../ports/ports.ts';
+import { reloadThen, startRouter, type ScreenService, type ServedRouter } from '../../router/router.ts';
+import { databaseFilePath, readSecretFiles, securePrivateState } from '../../services/private-files.ts';
+import { sessionConfinement } from '../../core/session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';
 import { nodeWebhookTransport } from './webhook-transport.ts';
 import { nodeStateLockPort } from './state-lock-port.ts';
 import { withUpgradeRefusalBodies } from './upgrade-refusal.ts';
-import { supervisedPtyHostLink } from '../../pty-host/supervised.ts';
+import { supervisedPtyHostLink } from '../../host-link/supervised.ts';
 import { nodePtyHostRuntime } from './pty-host-process.ts';
 import { nodeFileFacts } from './file-facts.ts';
 import { nodeLogCommitterFor } from './worker-log-committer.ts';

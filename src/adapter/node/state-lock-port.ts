@@ -1,8 +1,8 @@
-// The state directory lock's runtime calls on Node (the lock itself: src/state-lock.ts).
+// The state directory lock's runtime calls on Node (the lock itself: src/core/state-lock.ts).
 import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { holdExclusiveFileLock } from '../exclusive-file-lock.ts';
-import type { StateLockPort } from '../../state-lock.ts';
+import type { StateLockPort } from '../../core/state-lock.ts';
 import { bootId } from './journal-file.ts';
 
 export const nodeStateLockPort: StateLockPort = {

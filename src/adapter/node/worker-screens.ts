@@ -9,8 +9,8 @@
 // once (a flood is not delayed), and a resize, snapshot or dispose sends what is held first, so
 // the worker sees every screen's writes in order and a snapshot is never short of one.
 import { Worker } from 'node:worker_threads';
-import { concatBytes } from '../../bytes.ts';
-import type { Logger, Screen, ScreenSnapshot } from '../../ports.ts';
+import { concatBytes } from '../../core/bytes.ts';
+import type { Logger, Screen, ScreenSnapshot } from '../../ports/ports.ts';
 import type { FromWorker, ToWorker } from './screen-worker-messages.ts';
 import { workerEntry } from './package-files.ts';
 
@@ -76,7 +76,7 @@ export class WorkerScreens {
   /**
    * The worker ended. Stopped by close(): the screens are gone for good. Died (a failure outside
    * any one emulator, e.g. out of memory): every screen fails, so its owner rebuilds it from the
-   * log (src/hub/session-screen.ts) on a new worker, unless the last one died within
+   * log (src/screen/session-screen.ts) on a new worker, unless the last one died within
    * RESTART_WITHIN_MS of being started: then nothing is started again (a crash loop would
    * rebuild every session's screen each time).
    */

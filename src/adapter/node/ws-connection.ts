@@ -1,8 +1,8 @@
 // A `ws` socket as a ClientConnection, with WebSocket Ping/Pong keepalive (docs/protocol.md §1.5).
 import type { WSContext } from 'hono/ws';
 import WebSocket from 'ws';
-import type { Metrics } from '../../metrics.ts';
-import type { ClientConnection, HopTrace } from '../../ports.ts';
+import type { Metrics } from '../../core/metrics.ts';
+import type { ClientConnection, HopTrace } from '../../ports/ports.ts';
 import { socketBatch } from './socket-batch.ts';
 import { CLOSE, reapedReason } from '../../protocol/close-codes.ts';
 

@@ -7,7 +7,7 @@ import { constants } from 'node:os';
 import { PtyClient } from '../../../client/pty-client.ts';
 import type { ClosedInfo, EndInfo } from '../../../client/types.ts';
 import { isShareToken, shareLinkEnded } from '../../../client/share-link.ts';
-import type { ClientConfig } from '../../../config.ts';
+import type { ClientConfig } from '../../../core/config.ts';
 import { nodeWebSocket } from '../ws-client.ts';
 import { AttachScreen } from './attach-screen.ts';
 import { describeUnreachable } from './report.ts';

@@ -1,6 +1,6 @@
 // The client commands of `pty-ws` (`attach`, `sessions`, `share`): flags checked, settings read, command run.
 import { SessionsApi } from '../../../client/sessions-api.ts';
-import { ConfigError, loadClientConfig, parseArgs, type ClientConfig } from '../../../config.ts';
+import { ConfigError, loadClientConfig, parseArgs, type ClientConfig } from '../../../core/config.ts';
 import { attachCommand } from './attach.ts';
 import { SESSIONS_USAGE, sessionsCommand } from './sessions.ts';
 import { SHARE_BOOLEAN_FLAGS, SHARE_FLAGS, SHARE_USAGE, shareCommand } from './share.ts';

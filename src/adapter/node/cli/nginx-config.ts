@@ -9,7 +9,7 @@
 //
 // The default output belongs in nginx's `http` block (Debian: /etc/nginx/conf.d/); `--standalone`
 // wraps it into a whole nginx.conf whose pid, logs and temp files live under `--prefix` (run with
-// `nginx -p PREFIX -c nginx.conf`, as test/fleet.test.ts does).
+// `nginx -p PREFIX -c nginx.conf`, as test/a2a/fleet.test.ts does).
 
 export const NGINX_CONFIG_USAGE = `usage:
   pty-ws nginx-config [--listen 8080] [--tls-cert FILE --tls-key FILE] [--standalone --prefix DIR [--user U]] <instance_id>=<host:port> ...
@@ -33,7 +33,7 @@ export interface NginxFleetOptions {
   standalone?: { prefix: string; user?: string };
 }
 
-/** What PTY_WS_INSTANCE_ID accepts (src/config.ts): safe inside an nginx location and upstream name. */
+/** What PTY_WS_INSTANCE_ID accepts (src/core/config.ts): safe inside an nginx location and upstream name. */
 const INSTANCE_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const UPSTREAM = /^(?:http:\/\/)?((?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5})\/?$/;
 

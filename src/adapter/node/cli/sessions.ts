@@ -1,6 +1,6 @@
 // `pty-ws sessions list|create|delete`: the REST control plane from the command line.
 import { SessionsApi, type CreateSessionBody, type FleetSessionInfo, type SessionInfo } from '../../../client/sessions-api.ts';
-import type { ClientConfig } from '../../../config.ts';
+import type { ClientConfig } from '../../../core/config.ts';
 import { printable, printableJson } from './printable.ts';
 import { reportFailure, reportUsage } from './report.ts';
 import { table } from './table.ts';

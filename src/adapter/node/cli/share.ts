@@ -1,6 +1,6 @@
 // `pty-ws share <session>`: mint, list and revoke share links from the command line (docs/sharing.md).
 import { SessionsApi, type MintShareBody, type ShareInfo } from '../../../client/sessions-api.ts';
-import type { ClientConfig } from '../../../config.ts';
+import type { ClientConfig } from '../../../core/config.ts';
 import { printable } from './printable.ts';
 import { reportFailure, reportUsage } from './report.ts';
 import { table } from './table.ts';

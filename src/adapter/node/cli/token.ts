@@ -3,12 +3,12 @@
 // once, and the old one stops working (a running server reads the new hash within a second).
 import { resolve } from 'node:path';
 import { rotateDevToken } from '../../../auth/dev-token.ts';
-import { ConfigError, loadClientConfig, loadConfig, parseArgs, type ClientConfig } from '../../../config.ts';
+import { ConfigError, loadClientConfig, loadConfig, parseArgs, type ClientConfig } from '../../../core/config.ts';
 import { SessionsApi } from '../../../client/sessions-api.ts';
 import { printable } from './printable.ts';
 import { reportFailure, reportUsage } from './report.ts';
-import { jsonLogger } from '../../../logger.ts';
-import { securePrivateState } from '../../../private-files.ts';
+import { jsonLogger } from '../../../services/logger.ts';
+import { securePrivateState } from '../../../services/private-files.ts';
 import { nodeDevTokenFile } from '../dev-token-file.ts';
 import { nodeFileFacts } from '../file-facts.ts';
 import { runningServerUrl } from '../server-address.ts';
