@@ -23,7 +23,7 @@ import WebSocket from 'ws';
 import { startServer } from '../src/adapter/node/server.ts';
 import { nodeLogCommitterFor } from '../src/adapter/node/worker-log-committer.ts';
 import { loadConfig } from '../src/core/config.ts';
-import type { Logger } from '../src/ports/ports.ts';
+import type { Logger } from '../src/ports/logger.ts';
 import { openStore } from '../storage/open.ts';
 
 const { values } = parseArgs({

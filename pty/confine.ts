@@ -14,7 +14,7 @@
 
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
-import type { SpawnSpec } from '../src/ports/ports.ts';
+import type { SpawnSpec } from '../src/ports/pty-host.ts';
 import { confinedEnvProblem, effectiveNetwork, type ConfinementReport, type SandboxMode, type SessionNetwork } from '../src/core/session-confinement.ts';
 import { run } from './backends/exec.ts';
 import { findProgram } from './backends/find-program.ts';

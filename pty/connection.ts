@@ -2,7 +2,8 @@
 // is keeping up.
 
 import type { Duplex } from 'node:stream';
-import type { HopTrace, Logger } from '../src/ports/ports.ts';
+import type { HopTrace } from '../src/ports/hop-trace.ts';
+import type { Logger } from '../src/ports/logger.ts';
 import { FrameDecoder } from './wire/frame-decoder.ts';
 import { RequestSchema, type Request } from './wire/protocol.ts';
 

@@ -4,7 +4,7 @@
 // again after an exponential backoff with jitter, forever, and says so in its log.
 import type { Duplex } from 'node:stream';
 import WebSocket, { createWebSocketStream } from 'ws';
-import type { Logger } from '../src/ports/ports.ts';
+import type { Logger } from '../src/ports/logger.ts';
 import { HOST_SUBPROTOCOL } from '../src/protocol/host-info.ts';
 
 export interface DialOutOptions {

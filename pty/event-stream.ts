@@ -7,7 +7,8 @@
 // router has not taken its credit loop's high mark of its output (credit-loop.ts, §9.3), or while
 // it rests so that another session's typing goes first (bulk-pacing.ts).
 
-import type { Logger, PtyExit, PtySessionInfo } from '../src/ports/ports.ts';
+import type { Logger } from '../src/ports/logger.ts';
+import type { PtyExit, PtySessionInfo } from '../src/ports/pty-host.ts';
 import { HOST_UNACKED_KEEP_BYTES, OUTPUT_BATCH_MAX_BYTES, OUTPUT_BATCH_MS, STREAMING_READ_BYTES } from '../src/core/flow-budget.ts';
 import type { Connection } from './connection.ts';
 import { BulkPacing } from './bulk-pacing.ts';

@@ -4,7 +4,7 @@
 // Each form is built once, when first sent; a batch of reads is copied once, into the frame.
 
 import { concatBytes } from '../src/core/bytes.ts';
-import type { PtyExit } from '../src/ports/ports.ts';
+import type { PtyExit } from '../src/ports/pty-host.ts';
 import { encodeDataFrame } from './wire/binary-frame.ts';
 import { encodeFrame } from './wire/protocol.ts';
 

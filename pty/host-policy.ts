@@ -7,7 +7,7 @@
 // `["/usr/bin/htop"]`; `/bin/sh *` allows `/bin/sh` with anything (so any `command`, which the router
 // runs as `/bin/sh -lc …`). No other wildcard, no quoting: an argument with a blank in it cannot be
 // named, which errs on the side of refusing.
-import type { SpawnSpec } from '../src/ports/ports.ts';
+import type { SpawnSpec } from '../src/ports/pty-host.ts';
 import { confinedEnvProblem } from '../src/core/session-confinement.ts';
 import { isPlainAbsolutePath, parseArgvPattern, type ArgvPattern } from './wire/host-config.ts';
 import { PtyHostError } from './wire/protocol.ts';

@@ -1,7 +1,7 @@
 // A session as the PTY host holds it, and how often a multiplexer client that keeps getting
 // detached is attached again.
 import type { IPty } from 'node-pty';
-import type { PtySessionInfo } from '../src/ports/ports.ts';
+import type { PtySessionInfo } from '../src/ports/pty-host.ts';
 import type { Backend } from './backends/backend.ts';
 import type { PtyInput } from './pty-input.ts';
 

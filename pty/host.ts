@@ -5,7 +5,9 @@
 import { closeSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { constants as osConstants } from 'node:os';
-import type { HopTrace, Logger, PtyExit, SpawnSpec } from '../src/ports/ports.ts';
+import type { HopTrace } from '../src/ports/hop-trace.ts';
+import type { Logger } from '../src/ports/logger.ts';
+import type { PtyExit, SpawnSpec } from '../src/ports/pty-host.ts';
 import type { IPty } from 'node-pty';
 import type { Attached, Backend } from './backends/backend.ts';
 import { Connection } from './connection.ts';

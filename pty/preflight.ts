@@ -4,7 +4,7 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { SpawnSpec } from '../src/ports/ports.ts';
+import type { SpawnSpec } from '../src/ports/pty-host.ts';
 import { PtyHostError } from './wire/protocol.ts';
 
 /** The largest size a kernel winsize (unsigned short) can hold. */

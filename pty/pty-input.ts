@@ -11,7 +11,7 @@
 import { writeSync } from 'node:fs';
 import type { IPty } from 'node-pty';
 import { PTY_INPUT_CAP_BYTES } from '../src/core/flow-budget.ts';
-import type { Logger } from '../src/ports/ports.ts';
+import type { Logger } from '../src/ports/logger.ts';
 
 /** A queue the kernel will not take is tried again after 1 ms, backing off to this while nothing is taken. */
 const RETRY_MAX_MS = 50;

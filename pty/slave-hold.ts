@@ -1,7 +1,7 @@
 // Holding the slave side of a PTY open so that its last output stays readable.
 import { constants as fsConstants, openSync } from 'node:fs';
 import type { IPty } from 'node-pty';
-import type { Logger } from '../src/ports/ports.ts';
+import type { Logger } from '../src/ports/logger.ts';
 
 /**
  * Linux may end the master's read stream with output still unread once the last descriptor

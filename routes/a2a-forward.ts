@@ -5,7 +5,7 @@
 // URLs are the A2A paths of registered instances, built here from the registry row.
 import type { Context } from 'hono';
 import { BindingError } from '../src/protocol/errors.ts';
-import type { InstanceRecord } from '../src/ports/ports.ts';
+import type { InstanceRecord } from '../src/ports/instance-registry.ts';
 
 /** The caller's headers the owner needs; no others (cookies, Host, hop headers) are passed. */
 const PASSED = ['authorization', 'a2a-version', 'a2a-extensions', 'accept'];

@@ -4,7 +4,7 @@
 // or `base64` the same file there), only while it has not ended nor been asked to end, and only in
 // the directory the session runs (or will run) in, never one the server would guess for it.
 import { recordedArgv } from '../src/hub/join-spec.ts';
-import type { SessionRecord } from '../src/ports/ports.ts';
+import type { SessionRecord } from '../src/ports/store.ts';
 
 /** Programs that are shells: `bash`, `/bin/zsh`, ... (by the name of the file run). */
 const SHELLS = new Set(['sh', 'ash', 'dash', 'bash', 'zsh', 'ksh', 'mksh', 'yash', 'fish', 'csh', 'tcsh']);

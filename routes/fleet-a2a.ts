@@ -4,7 +4,7 @@
 // (docs/a2a.md). What acts on another instance's terminal is forwarded to it (a2a-forward.ts).
 import type { Context, Hono } from 'hono';
 import type { Principal } from '../src/auth/principal.ts';
-import type { InstanceRecord } from '../src/ports/ports.ts';
+import type { InstanceRecord } from '../src/ports/instance-registry.ts';
 import { forwardA2a } from './a2a-forward.ts';
 import { jsonRpcHandler, ownEntry, postJsonRpc, type JsonRpcRequest } from './a2a-jsonrpc.ts';
 import { a2aCaller } from './a2a-request.ts';

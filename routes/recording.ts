@@ -1,5 +1,6 @@
 // GET …/sessions/{session_id}/recording.cast: the retained log streamed as asciicast v2.
-import type { Logger, SessionRecord, Store } from '../src/ports/ports.ts';
+import type { Logger } from '../src/ports/logger.ts';
+import type { SessionRecord, Store } from '../src/ports/store.ts';
 import { ASCIICAST_CONTENT_TYPE, asciicastChunks } from '../src/recording/asciicast.ts';
 
 export function recordingResponse(store: Store, rec: SessionRecord, logger: Logger): Response {

@@ -3,7 +3,7 @@
 // logged here with its stack and causes so the fault can be traced from the log.
 import type { ErrorHandler } from 'hono';
 import { restError, toBindingError } from '../src/protocol/errors.ts';
-import type { Logger } from '../src/ports/ports.ts';
+import type { Logger } from '../src/ports/logger.ts';
 
 /** An onError for REST routes; `msg` names what failed in the log line of an INTERNAL fault. */
 export function restFaultHandler(logger: Logger, msg: string): ErrorHandler {

@@ -1,7 +1,7 @@
 // A stored session as REST describes it (docs/protocol.md §10), shared by the instance's own
 // listing (routes/sessions.ts) and the fleet's (routes/fleet.ts).
 import { isDefaultSession } from '../src/hub/default-session.ts';
-import type { SessionRecord } from '../src/ports/ports.ts';
+import type { SessionRecord } from '../src/ports/store.ts';
 import type { SessionInfo } from '../src/protocol/session-info.ts';
 import { attachUrl } from './request.ts';
 

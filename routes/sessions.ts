@@ -8,7 +8,7 @@ import { createSession } from '../src/hub/session-creation.ts';
 import { recordingResponse } from './recording.ts';
 import { shareRoutes } from './shares.ts';
 import { fileRoutes } from './files.ts';
-import type { SessionRecord } from '../src/ports/ports.ts';
+import type { SessionRecord } from '../src/ports/store.ts';
 import type { SessionInfo, SessionList, SessionTerminated } from '../src/protocol/session-info.ts';
 import type { AppDeps } from './deps.ts';
 import { requestIsSecure, requireSecureTransport } from './guards.ts';

@@ -5,7 +5,7 @@ import { Hono, type Context } from 'hono';
 import { coversSession, hasScope, type Principal } from '../src/auth/principal.ts';
 import { BindingError, restError } from '../src/protocol/errors.ts';
 import { restFaultHandler } from './rest-fault.ts';
-import type { ShareRecord } from '../src/ports/ports.ts';
+import type { ShareRecord } from '../src/ports/share-store.ts';
 import type { MintedShare, ShareInfo, SharesRevoked } from '../src/protocol/share-info.ts';
 import type { AppDeps } from './deps.ts';
 import { requestIsSecure, requireSecureTransport } from './guards.ts';

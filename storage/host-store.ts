@@ -1,7 +1,7 @@
 // Remote PTY hosts' credentials behind the `HostStore` port (docs/remote-hosts.md). Writes go
 // through the store's single writer, so a credential is durable before its token is handed out.
 import { and, asc, eq } from 'drizzle-orm';
-import type { HostRecord, HostStore } from '../src/ports/ports.ts';
+import type { HostRecord, HostStore } from '../src/ports/host-store.ts';
 import { hosts } from './schema.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 

@@ -3,7 +3,7 @@
 // or a libSQL server) runs it atomically, so of two routers taking the same free lease at once
 // exactly one gets it.
 import { and, eq, sql } from 'drizzle-orm';
-import type { InstanceLease, InstanceLeaseStore, LeaseClaim } from '../src/ports/ports.ts';
+import type { InstanceLease, InstanceLeaseStore, LeaseClaim } from '../src/ports/instance-lease.ts';
 import { instanceLeases } from './schema.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 

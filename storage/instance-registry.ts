@@ -2,7 +2,8 @@
 // fleet"). Writes go through the store's single writer like every other write; reads are plain
 // selects, so a fleet listing costs two queries however many instances share the database.
 import { and, asc, eq } from 'drizzle-orm';
-import type { InstanceRecord, InstanceRegistryStore, SessionRecord } from '../src/ports/ports.ts';
+import type { InstanceRecord, InstanceRegistryStore } from '../src/ports/instance-registry.ts';
+import type { SessionRecord } from '../src/ports/store.ts';
 import { instances, sessionRecordColumns, sessions } from './schema.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 

@@ -1,6 +1,6 @@
 import type { InValue } from '@libsql/client';
 import { getTableName } from 'drizzle-orm';
-import type { LogEntry } from '../src/ports/ports.ts';
+import type { LogEntry } from '../src/protocol/logged-frames.ts';
 import type { LogStatement } from './log-committer.ts';
 import { sessionLog } from './schema.ts';
 

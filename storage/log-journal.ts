@@ -3,7 +3,7 @@
 // client received (the operating system has the bytes; no fsync, so not a power loss). The file
 // is emptied, segment by segment, once everything in it is committed, and read at the next start.
 import { concatBytes } from '../src/core/bytes.ts';
-import type { LogEntry } from '../src/ports/ports.ts';
+import type { LogEntry } from '../src/protocol/logged-frames.ts';
 import { OutputFrame, outputEntry } from '../src/protocol/output-frame.ts';
 
 /** The journal's file, through the runtime (src/adapter/<runtime>/journal-file.ts). */

@@ -2,7 +2,7 @@
 // its JSON text is built only if a reader asks (docs/protocol.md §3.5); rows written before the
 // bytes were kept hold the JSON itself and read as they always did.
 import { OutputFrame, outputEntry } from '../src/protocol/output-frame.ts';
-import type { LogEntry } from '../src/ports/ports.ts';
+import type { LogEntry } from '../src/protocol/logged-frames.ts';
 import { bytesFromDriver, sessionLog } from './schema.ts';
 
 /**

@@ -1,4 +1,5 @@
-import type { LogEntry, LogLoss } from '../src/ports/ports.ts';
+import type { LogEntry } from '../src/protocol/logged-frames.ts';
+import type { LogLoss } from '../src/ports/store.ts';
 
 /**
  * Log frames given up on and not yet reported, as runs of consecutive sequences per session and

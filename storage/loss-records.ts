@@ -3,7 +3,8 @@
 // the database is failing, so its record waits in memory (and is read from there) until a write
 // succeeds: it is tried again after each log commit that gets through.
 import { and, asc, eq, gt, lte, sql } from 'drizzle-orm';
-import type { Logger, LogLoss, LostRange } from '../src/ports/ports.ts';
+import type { Logger } from '../src/ports/logger.ts';
+import type { LogLoss, LostRange } from '../src/ports/store.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { logLosses, sessions } from './schema.ts';
 

@@ -1,4 +1,4 @@
-import type { LogEntry } from '../src/ports/ports.ts';
+import type { LogEntry } from '../src/protocol/logged-frames.ts';
 
 /**
  * Log entries appended but not yet committed, per session, in sequence order. Reads merge

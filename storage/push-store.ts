@@ -4,7 +4,8 @@
 // they announce (`pushFanOut`).
 import { and, asc, count, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Artifact, Task } from '../src/protocol/a2a.ts';
-import type { PushConfigRecord, PushDelivery, PushStore, TaskWrite } from '../src/ports/ports.ts';
+import type { PushConfigRecord, PushDelivery, PushStore } from '../src/ports/push-store.ts';
+import type { TaskWrite } from '../src/ports/task-store.ts';
 import { pushConfigs, pushDeliveries, sessions, taskArtifacts, tasks } from './schema.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 

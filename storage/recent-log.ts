@@ -1,4 +1,4 @@
-import type { LogEntry } from '../src/ports/ports.ts';
+import type { LogEntry } from '../src/protocol/logged-frames.ts';
 import { OutputFrame, outputEntry } from '../src/protocol/output-frame.ts';
 
 /**

@@ -3,7 +3,7 @@
 // and all logs together within theirs. Every write goes through the store's single writer, a
 // bounded batch at a time, so a sweep never holds it for long.
 import { and, asc, count, desc, eq, gt, inArray, isNotNull, lt, ne, or, sql, sum } from 'drizzle-orm';
-import type { LogRetention } from '../src/ports/ports.ts';
+import type { LogRetention } from '../src/ports/store.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { logLosses, sessionLog, sessions, shares, taskArtifacts, taskMessages, tasks } from './schema.ts';
 

@@ -1,7 +1,8 @@
 // Each session's numbering in the database (docs/protocol.md §3.4): the ceiling a router may number
 // up to, raised ahead of use through the store's synced writer, and what crashes skipped.
 import { and, eq, gt, inArray, sql } from 'drizzle-orm';
-import type { LogEntry, SequenceState } from '../src/ports/ports.ts';
+import type { LogEntry } from '../src/protocol/logged-frames.ts';
+import type { SequenceState } from '../src/ports/store.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import type { JournalContents } from './log-journal.ts';
 import { sessions } from './schema.ts';

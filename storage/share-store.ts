@@ -1,7 +1,7 @@
 // Share links behind the `ShareStore` port (docs/sharing.md). Writes go through the store's single
 // writer, so a share is durable before its token is handed out; reads query the database.
 import { and, asc, eq, gt, isNull, type SQL } from 'drizzle-orm';
-import type { ShareRecord, ShareStore } from '../src/ports/ports.ts';
+import type { ShareRecord, ShareStore } from '../src/ports/share-store.ts';
 import { shares } from './schema.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 

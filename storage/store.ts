@@ -1,7 +1,9 @@
 import type { InValue, ResultSet } from '@libsql/client';
 import { and, asc, count, desc, eq, lt, min, ne, sql } from 'drizzle-orm';
 import { LOG_QUEUE_CAP_BYTES } from '../src/core/flow-budget.ts';
-import type { LogEntry, Logger, LogLoss, LostRange, QueueListener, SequenceState, SessionPatch, SessionRecord, Store } from '../src/ports/ports.ts';
+import type { LogEntry } from '../src/protocol/logged-frames.ts';
+import type { Logger } from '../src/ports/logger.ts';
+import type { LogLoss, LostRange, QueueListener, SequenceState, SessionPatch, SessionRecord, Store } from '../src/ports/store.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { inThreadLogCommitter, type LogCommitter, type LogStatement } from './log-committer.ts';
 import { logInserts } from './log-insert.ts';

@@ -2,7 +2,7 @@
 // store's single writer; reads query the database directly.
 import { and, asc, count, desc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
 import { UNFINISHED_STATES, type Artifact, type Message, type Task, type TaskState } from '../src/protocol/a2a.ts';
-import type { FleetTaskPage, FleetTaskQuery, InstanceTaskQuery, TaskCursor, TaskOwner, TaskPage, TaskReadOptions, TaskStore, TaskWrite } from '../src/ports/ports.ts';
+import type { FleetTaskPage, FleetTaskQuery, InstanceTaskQuery, TaskCursor, TaskOwner, TaskPage, TaskReadOptions, TaskStore, TaskWrite } from '../src/ports/task-store.ts';
 import { instances, sessions, taskArtifacts, taskMessages, tasks } from './schema.ts';
 import type { BuiltQuery, StoreDatabase } from './db.ts';
 import { pushFanOut } from './push-store.ts';

@@ -1,4 +1,6 @@
-import type { LogEntry, Logger, LogLoss } from '../src/ports/ports.ts';
+import type { LogEntry } from '../src/protocol/logged-frames.ts';
+import type { Logger } from '../src/ports/logger.ts';
+import type { LogLoss } from '../src/ports/store.ts';
 import { logEntryBytes } from '../src/protocol/output-frame.ts';
 import { LossLedger } from './loss-ledger.ts';
 

@@ -3,7 +3,7 @@
 // attached to it, so the session outlives the host.
 
 import type { IPty } from 'node-pty';
-import type { PtyExit, SpawnSpec } from '../../src/ports/ports.ts';
+import type { PtyExit, SpawnSpec } from '../../src/ports/pty-host.ts';
 import { PtyHostError } from '../wire/protocol.ts';
 import type { SpawnTerminal } from './terminal-spawn.ts';
 

@@ -1,7 +1,7 @@
 // Which backends this host can run: native always; a multiplexer when its binary is on PATH
 // (and, for tmux, new enough) and its private directory can be set up.
 
-import type { Logger } from '../../src/ports/ports.ts';
+import type { Logger } from '../../src/ports/logger.ts';
 import type { Backend } from './backend.ts';
 import { run } from './exec.ts';
 import { findProgram } from './find-program.ts';

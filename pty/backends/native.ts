@@ -1,6 +1,6 @@
 // native/direct: node-pty runs the program itself; the session lives and dies with this host.
 
-import type { PtyExit, SpawnSpec } from '../../src/ports/ports.ts';
+import type { PtyExit, SpawnSpec } from '../../src/ports/pty-host.ts';
 import { PtyHostError } from '../wire/protocol.ts';
 import { endSession } from './process-tree.ts';
 import type { Attached, Backend, Recovered } from './backend.ts';

@@ -5,7 +5,7 @@
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { IPty } from 'node-pty';
-import type { PtyExit, SpawnSpec } from '../../src/ports/ports.ts';
+import type { PtyExit, SpawnSpec } from '../../src/ports/pty-host.ts';
 import { childrenOf, endSession, isAlive } from './process-tree.ts';
 import { PtyHostError } from '../wire/protocol.ts';
 import type { SpawnTerminal } from './terminal-spawn.ts';

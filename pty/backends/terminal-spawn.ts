@@ -9,7 +9,7 @@
 // Where Perl is missing the host says so at start and terminals inherit (docs/security.md, item 5).
 
 import { spawn as spawnPty, type IPty, type IPtyForkOptions } from 'node-pty';
-import type { Logger } from '../../src/ports/ports.ts';
+import type { Logger } from '../../src/ports/logger.ts';
 import { findProgram } from './find-program.ts';
 import { run } from './exec.ts';
 import { closingExecArgv } from './session-launch.ts';

@@ -6,7 +6,7 @@
 import * as v from 'valibot';
 import { ConfigError, loadSettings, parseArgs, sessionBaseEnv } from '../../src/core/config.ts';
 import { HOST_TOKEN_PREFIX, HostName } from '../../src/protocol/host-info.ts';
-import type { LogLevel } from '../../src/ports/ports.ts';
+import type { LogLevel } from '../../src/ports/logger.ts';
 import type { SessionConfinement } from '../../src/core/session-confinement.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;

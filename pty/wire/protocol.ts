@@ -9,7 +9,7 @@
 // Portable on purpose (Node and Deno): Uint8Array, DataView and TextEncoder only.
 
 import * as v from 'valibot';
-import type { PtySpawnError } from '../../src/ports/ports.ts';
+import type { PtySpawnError } from '../../src/ports/pty-host.ts';
 
 /**
  * Bumped on any incompatible change; the host announces it in `hello`. 2: backends (a v1 host

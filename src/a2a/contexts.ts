@@ -8,7 +8,8 @@ import type { Session } from '../hub/types.ts';
 import { CreateSession } from '../hub/session-record.ts';
 import { createSession } from '../hub/session-creation.ts';
 import type { UserMessage } from '../protocol/a2a.ts';
-import type { Clock, Store } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Store } from '../ports/store.ts';
 import { invalidParams, parseParams, SESSION_METADATA_KEY } from './requests.ts';
 
 export interface ContextDeps {

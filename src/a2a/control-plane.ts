@@ -6,7 +6,7 @@ import { BindingError } from '../protocol/errors.ts';
 import type { Session } from '../hub/types.ts';
 import { uuidv7 } from '../core/ids.ts';
 import type { Task } from '../protocol/a2a.ts';
-import type { FleetTaskQuery, TaskPage, TaskStore } from '../ports/ports.ts';
+import type { FleetTaskQuery, TaskPage, TaskStore } from '../ports/task-store.ts';
 import { decodePageToken, encodePageToken } from '../tasks/page-token.ts';
 import type { SessionTasks } from '../tasks/session-tasks.ts';
 import type { Run } from '../tasks/task-run.ts';

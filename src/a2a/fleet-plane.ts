@@ -7,7 +7,8 @@
 import { coversSession, type Principal } from '../auth/principal.ts';
 import type { Config } from '../core/config.ts';
 import type { Task } from '../protocol/a2a.ts';
-import type { InstanceRecord, InstanceRegistryStore, TaskOwner, TaskStore } from '../ports/ports.ts';
+import type { InstanceRecord, InstanceRegistryStore } from '../ports/instance-registry.ts';
+import type { TaskOwner, TaskStore } from '../ports/task-store.ts';
 import type { TaskService } from '../tasks/task-service.ts';
 import { listTasksQuery, listTasksResponse, type A2aControlPlane, type A2aOperations, type ListTasksResponse } from './control-plane.ts';
 import { PushConfigs, type PushConfigBase } from './push-configs.ts';

@@ -4,7 +4,8 @@
 // contexts). A generic A2A client that never reuses a context would otherwise leave a live shell
 // behind per message. Sessions made otherwise (REST, the default session) are never ended here.
 import type { Session } from '../hub/types.ts';
-import type { Clock, Logger, Timer, Timers } from '../ports/ports.ts';
+import type { Clock, Timer, Timers } from '../ports/clock.ts';
+import type { Logger } from '../ports/logger.ts';
 
 export interface IdleContextDeps {
   /** Ends a session as REST DELETE does. */

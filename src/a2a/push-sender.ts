@@ -1,7 +1,7 @@
 // One POST of a push notification (docs/a2a.md, "Push notifications"): the webhook's host resolved
 // now, every address checked against the policy, the request sent to the address checked, with the
 // config's token and authentication. Anything but a 2xx answer is a failure.
-import type { WebhookTransport } from '../ports/ports.ts';
+import type { WebhookTransport } from '../ports/webhook-transport.ts';
 import { PTY_WS_VERSION } from '../core/version.ts';
 import type { WebhookPolicy } from './webhook-policy.ts';
 

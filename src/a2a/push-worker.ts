@@ -5,7 +5,9 @@
 // up where the last router left; a row is claimed with a lease before it is sent, so two routers on
 // one database never both send it. Nothing here holds up a session: task writes only queue rows.
 import type { PushSettings } from '../core/config.ts';
-import type { Clock, Logger, PushDelivery, PushStore, Timer, Timers } from '../ports/ports.ts';
+import type { Clock, Timer, Timers } from '../ports/clock.ts';
+import type { Logger } from '../ports/logger.ts';
+import type { PushDelivery, PushStore } from '../ports/push-store.ts';
 import type { Metrics } from '../core/metrics.ts';
 import { artifactChunks } from './artifact-chunks.ts';
 import { WebhookRefused, type WebhookSender } from './push-sender.ts';

@@ -7,7 +7,8 @@
 import * as v from 'valibot';
 import { BindingError } from '../protocol/errors.ts';
 import { randomToken, sha256Hex } from '../core/ids.ts';
-import type { Clock, Logger } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Logger } from '../ports/logger.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { Principal } from './principal.ts';
 

@@ -3,7 +3,8 @@
 // else: every other route refuses it by its prefix, before any other authenticator sees it.
 import { BindingError } from '../protocol/errors.ts';
 import { randomToken, sha256Hex } from '../core/ids.ts';
-import type { Clock, HostRecord, HostStore } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { HostRecord, HostStore } from '../ports/host-store.ts';
 import { HOST_TOKEN_PREFIX } from '../protocol/host-info.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { ClientCertificate } from './certificate.ts';

@@ -3,7 +3,8 @@
 // and `aud` are enforced (the last two when configured). Portable: Web Crypto and fetch only.
 import { createRemoteJWKSet, importJWK, importSPKI, importX509, jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 import { BindingError } from '../protocol/errors.ts';
-import type { Clock, Logger } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Logger } from '../ports/logger.ts';
 import type { Authenticator } from './authenticator.ts';
 import { SCOPES, sessionRestriction, type Principal, type Scope } from './principal.ts';
 

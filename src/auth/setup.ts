@@ -2,7 +2,8 @@
 // runtime's `readText` and hands their text to the portable parsers. The token map reloads on
 // demand (SIGHUP).
 import { ConfigError, type Config } from '../core/config.ts';
-import type { Clock, Logger } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Logger } from '../ports/logger.ts';
 import { CompositeAuthenticator, NO_AUTH, type Authenticator } from './authenticator.ts';
 import { setUpDevToken, type DevTokenFile } from './dev-token.ts';
 import { createJwtAuthenticator, JwtConfigError, type JwtSettings } from './jwt.ts';

@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { BindingError } from '../protocol/errors.ts';
 import { sha256Hex } from '../core/ids.ts';
 import { describeIssue } from '../protocol/envelope.ts';
-import type { Clock } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
 import type { Authenticator } from './authenticator.ts';
 import { SCOPES, sessionRestriction, type Principal, type Scope } from './principal.ts';
 

@@ -2,7 +2,8 @@
 // events to the listeners, the host's greeting and log lines. Portable on purpose: each runtime
 // adapter hands it a HostSocket over its own Unix-socket API (node:net, Deno.connect).
 
-import type { HostResume, LogLevel, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../ports/ports.ts';
+import type { HostResume, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../ports/pty-host.ts';
+import type { LogLevel, Logger } from '../ports/logger.ts';
 import { AckBatch } from './ack-batch.ts';
 import { encodeWriteFrame } from '../../pty/wire/binary-frame.ts';
 import { CreditLoop } from '../../pty/credit-loop.ts';

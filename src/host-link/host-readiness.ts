@@ -1,6 +1,6 @@
 // /readyz with remote PTY hosts (docs/operations.md, "Observing it"): each host that sessions of
 // this router are placed on is needed by them, so each is a check of its own, ready while linked.
-import type { Store } from '../ports/ports.ts';
+import type { Store } from '../ports/store.ts';
 import type { ReadinessCheck } from '../core/readiness.ts';
 
 /** One check `host:<name>` per remote host with sessions here that have not ended. */

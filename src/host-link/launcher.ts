@@ -4,7 +4,7 @@
 // supplies only the calls: connect a socket, spawn a process (PtyHostRuntime).
 import { LISTENING_LINE, STOP_GRACE_MS, noHostListening, relayHostLog, type PtyHostClientOptions, type PtyHostConnection } from './client.ts';
 import { ptyHostArgs, type PtyHostLaunch } from '../../pty/wire/host-config.ts';
-import type { Logger } from '../ports/ports.ts';
+import type { Logger } from '../ports/logger.ts';
 import { hostEnvironment } from './environment.ts';
 
 /** A host process as the runtime started it. */

@@ -5,7 +5,8 @@
 // else (sessions without a host) is the local host's, exactly as without remote hosts.
 
 import { PtyHostError } from '../../pty/wire/protocol.ts';
-import type { HostResume, Logger, PtyExit, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../ports/ports.ts';
+import type { HostResume, PtyExit, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../ports/pty-host.ts';
+import type { Logger } from '../ports/logger.ts';
 
 /** A remote host's connection, as its link route made it. */
 export interface RemoteHost extends PtyHost {

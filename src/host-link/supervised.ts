@@ -3,7 +3,8 @@
 // listeners hear onHostLost, then onHostRestored once a host answers again.
 
 import { PtyHostError } from '../../pty/wire/protocol.ts';
-import type { HostResume, Logger, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../ports/ports.ts';
+import type { HostResume, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../ports/pty-host.ts';
+import type { Logger } from '../ports/logger.ts';
 import type { ConfinementReport } from '../core/session-confinement.ts';
 import { ensurePtyHost, type EnsurePtyHostOptions, type PtyHostHandle, type PtyHostRuntime } from './launcher.ts';
 

@@ -1,7 +1,7 @@
 // The audit trail: who attached, from where, with which rights, and every role change, as structured
 // log lines (an observer sees everything typed and shown, docs/protocol.md §5.1). Never a token, never typed input.
 import type { Principal } from '../auth/principal.ts';
-import type { Logger } from '../ports/ports.ts';
+import type { Logger } from '../ports/logger.ts';
 
 /** Where a connection came from, as the transport saw it. */
 export interface Peer {

@@ -6,7 +6,8 @@
 import { onExpiry } from '../auth/expiry.ts';
 import type { Principal } from '../auth/principal.ts';
 import { BindingError } from '../protocol/errors.ts';
-import type { Clock, Logger } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Logger } from '../ports/logger.ts';
 
 /** A connection that ends from outside with a fatal UNAUTHENTICATED error (its transport says it how it can). */
 export interface CredentialBound {

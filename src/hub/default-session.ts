@@ -6,7 +6,9 @@ import type { Config } from '../core/config.ts';
 import type { SessionHub } from './hub.ts';
 import type { SessionHostCaps } from './session-host.ts';
 import { newSessionRecord } from './session-record.ts';
-import type { Clock, Logger, SessionRecord, Store } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Logger } from '../ports/logger.ts';
+import type { SessionRecord, Store } from '../ports/store.ts';
 
 export const DEFAULT_SESSION_LABEL = 'default';
 

@@ -1,7 +1,12 @@
 import type { Config } from '../core/config.ts';
 import type { Metrics } from '../core/metrics.ts';
-import type { Clock, HopTrace, Logger, PtyHost, ScreenFactory, Store } from '../ports/ports.ts';
-import type { LogEntry } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { HopTrace } from '../ports/hop-trace.ts';
+import type { Logger } from '../ports/logger.ts';
+import type { PtyHost } from '../ports/pty-host.ts';
+import type { ScreenFactory } from '../ports/screen.ts';
+import type { Store } from '../ports/store.ts';
+import type { LogEntry } from '../protocol/logged-frames.ts';
 import type { SessionHostCaps } from './session-host.ts';
 import type { OpHandler, Session } from './types.ts';
 

@@ -5,7 +5,7 @@
 // any of them is past its high mark and let go once all are back under their low marks: per
 // session it withholds the session's credit (session-flow.ts, the credit loop), and for all
 // sessions it is the router-wide backstop (the hub stops reading the host link). Nothing is dropped.
-import type { Screen } from '../ports/ports.ts';
+import type { Screen } from '../ports/screen.ts';
 import type { Backlog } from './log-ledger.ts';
 
 /** Bytes handed to one consumer and not done yet, with hysteresis between `high` and `low`. */

@@ -2,7 +2,7 @@
 // Keyframe and a lagged member's repaint. Each holds the member's live frames while it reads,
 // then releases them after the Keyframe, so replay + live never skip or repeat a frame.
 import { PtyError } from '../protocol/errors.ts';
-import type { ScreenSnapshot } from '../ports/ports.ts';
+import type { ScreenSnapshot } from '../ports/screen.ts';
 import type { JoinSession } from '../protocol/pty-payloads.ts';
 import type { HubDeps } from './deps.ts';
 import { checkJoinSpec, withoutFields } from './join-spec.ts';

@@ -2,7 +2,7 @@
 // its frame is journaled, and a reconnect or a restart names the last one per session, so the
 // host sends again exactly what was received and not logged. Durability only: the credit loop's
 // credit goes separately (session-flow.ts).
-import type { PtyHost } from '../ports/ports.ts';
+import type { PtyHost } from '../ports/pty-host.ts';
 
 export class HostEventLedger {
   /** Per host epoch, the last event of each session logged. */

@@ -8,7 +8,7 @@
 // checkJoinBackend (session-host.ts) holds a join to what it runs on.
 import { BindingError } from '../protocol/errors.ts';
 import type { SessionHostFields } from '../protocol/pty-payloads.ts';
-import type { SessionRecord } from '../ports/ports.ts';
+import type { SessionRecord } from '../ports/store.ts';
 
 /** The server's defaults for what a session runs. */
 export interface SpawnDefaults {

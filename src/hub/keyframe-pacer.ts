@@ -4,7 +4,7 @@
 // while it waits is refused.
 import { BindingError } from '../protocol/errors.ts';
 import { KEYFRAME_REQUEST_INTERVAL_MS } from '../core/flow-budget.ts';
-import type { Clock } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
 
 export class KeyframePacer {
   private lastAt = -Infinity;

@@ -3,7 +3,9 @@
 // wait behind queued log commits, so the record is kept here and persisted in the background.
 import { BindingError } from '../protocol/errors.ts';
 import type { JoinSession } from '../protocol/pty-payloads.ts';
-import type { Logger, PtyExit, PtySessionInfo, SessionPatch, SessionRecord, SessionState, Store } from '../ports/ports.ts';
+import type { Logger } from '../ports/logger.ts';
+import type { PtyExit, PtySessionInfo } from '../ports/pty-host.ts';
+import type { SessionPatch, SessionRecord, SessionState, Store } from '../ports/store.ts';
 import type { CloseReason } from './types.ts';
 import { hostDownError, type HostDown } from './host-notices.ts';
 

@@ -5,7 +5,9 @@
 import { BindingError, PtyError } from '../protocol/errors.ts';
 import type { JoinSession, Role } from '../protocol/pty-payloads.ts';
 import type { MembershipLists, TaskStatusUpdatePayload } from '../protocol/server-payloads.ts';
-import type { LogLoss, PtyExit, PtySessionInfo, ScreenFactory, SessionRecord } from '../ports/ports.ts';
+import type { LogLoss, SessionRecord } from '../ports/store.ts';
+import type { PtyExit, PtySessionInfo } from '../ports/pty-host.ts';
+import type { ScreenFactory } from '../ports/screen.ts';
 import { LOG_OUTPUT_FRAME_BYTES } from '../core/flow-budget.ts';
 import type { HubDeps } from './deps.ts';
 import { finishBehind, join, type FlushContext } from './flushes.ts';

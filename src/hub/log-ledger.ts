@@ -3,7 +3,7 @@
 // settled are attributed to the sessions in the order they were appended. Where the queue drops or
 // gives up on frames out of that order the attribution drifts a little; it is set right each time
 // the queue empties. Used by the per-session flow gate (session-flow.ts).
-import type { Store } from '../ports/ports.ts';
+import type { Store } from '../ports/store.ts';
 
 /** How one session's share moves. */
 export interface Backlog {

@@ -3,7 +3,7 @@
 // crosses such a run, or numbers a crash skipped (§6.2). The session goes on; details are in the
 // server log.
 import { BindingError } from '../protocol/errors.ts';
-import type { LogLoss, LostRange } from '../ports/ports.ts';
+import type { LogLoss, LostRange } from '../ports/store.ts';
 
 export function lossError(loss: LogLoss): BindingError {
   const frames = loss.first === loss.last ? `frame ${loss.first}` : `frames ${loss.first}-${loss.last}`;

@@ -1,7 +1,9 @@
 // One joined connection as the session sees it: its role, and the ordered delivery of its frames.
 // A connection that stops reading is *lagged*: its Output is dropped (never the PTY's or another
 // client's problem) until its socket drains, then it gets PTY_OUTPUT_LAGGED and a fresh Keyframe.
-import type { ClientConnection, Clock, Logger } from '../ports/ports.ts';
+import type { ClientConnection } from '../ports/client-connection.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Logger } from '../ports/logger.ts';
 import type { Role } from '../protocol/pty-payloads.ts';
 import type { JoinRights } from './join-spec.ts';
 import type { LogFrame, Unicast } from './types.ts';

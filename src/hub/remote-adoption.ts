@@ -3,7 +3,9 @@
 // are at a start (SessionHub.adopt): after a router restart they are loaded, so their output is
 // logged rather than acknowledged unheard; those it no longer runs (it restarted: native sessions
 // die with it) end as errors; one ended here that it still runs is killed.
-import type { Logger, PtySessionInfo, Store } from '../ports/ports.ts';
+import type { Logger } from '../ports/logger.ts';
+import type { PtySessionInfo } from '../ports/pty-host.ts';
+import type { Store } from '../ports/store.ts';
 import type { LiveSession } from './live-session.ts';
 
 export interface RemoteAdoptionDeps {

@@ -5,7 +5,8 @@
 // it: the rest is not read, the client is told PTY_OUTPUT_LAGGED before its Keyframe, and its
 // Output is dropped until it reads again (member.ts). A replay of any log to a client that never
 // reads costs the router about the low mark and a slice (docs/security.md, 8).
-import type { LogEntry, LostRange } from '../ports/ports.ts';
+import type { LogEntry } from '../protocol/logged-frames.ts';
+import type { LostRange } from '../ports/store.ts';
 import { BindingError } from '../protocol/errors.ts';
 import { entryJsonLength, logEntryBytes } from '../protocol/output-frame.ts';
 import type { HubDeps } from './deps.ts';

@@ -2,7 +2,7 @@
 // being dragged sends a size per pixel, and each applied size is a host round trip, a logged
 // Resize frame and a broadcast to every member. Sizes that come early wait for their turn and the
 // last one wins; the connection's other frames are not held up meanwhile.
-import type { Clock } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
 
 /** The shortest time between two sizes one connection applies. */
 export const RESIZE_INTERVAL_MS = 100;

@@ -1,7 +1,7 @@
 // Changes to who is in a session (docs/protocol.md §5.1, §5.2): leaving, disconnecting, changing
 // role. Each is audited and, when it changes the membership, announced with MembershipChanged.
 import type { Role } from '../protocol/pty-payloads.ts';
-import type { Logger } from '../ports/ports.ts';
+import type { Logger } from '../ports/logger.ts';
 import { auditMember } from './audit.ts';
 import type { Member } from './member.ts';
 import type { Membership } from './membership.ts';

@@ -5,7 +5,8 @@
 import type { Principal } from '../auth/principal.ts';
 import type { Config } from '../core/config.ts';
 import { BindingError } from '../protocol/errors.ts';
-import type { Clock, SessionRecord, Store } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { SessionRecord, Store } from '../ports/store.ts';
 import { newSessionRecord, type CreateSession } from './session-record.ts';
 import type { SessionHostCaps } from './session-host.ts';
 

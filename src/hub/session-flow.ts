@@ -10,7 +10,10 @@
 // the router stops reading the host link, and every PTY pauses.
 import { CONSUMER_MARKS, ROUTER_BACKSTOP_MARKS } from '../core/flow-budget.ts';
 import type { Metrics } from '../core/metrics.ts';
-import type { Logger, PtyHost, Screen, ScreenFactory, Store } from '../ports/ports.ts';
+import type { Logger } from '../ports/logger.ts';
+import type { PtyHost } from '../ports/pty-host.ts';
+import type { Screen, ScreenFactory } from '../ports/screen.ts';
+import type { Store } from '../ports/store.ts';
 import { accountedScreen, FlowGate, Watermark } from './flow-control.ts';
 import { LogLedger, type Backlog } from './log-ledger.ts';
 

@@ -2,7 +2,8 @@
 import { BindingError } from '../protocol/errors.ts';
 import type { SessionHostFields } from '../protocol/pty-payloads.ts';
 import type { SessionHostOffer } from '../protocol/server-payloads.ts';
-import type { SessionRecord, SpawnSpec } from '../ports/ports.ts';
+import type { SessionRecord } from '../ports/store.ts';
+import type { SpawnSpec } from '../ports/pty-host.ts';
 import { confinedEnvProblem, type ConfinementReport } from '../core/session-confinement.ts';
 import { joinArgv, joinCwd, recordedArgv, recordedCwd, type SpawnDefaults } from './join-spec.ts';
 

@@ -3,7 +3,11 @@
 import { BindingError } from '../protocol/errors.ts';
 import type { Config } from '../core/config.ts';
 import type { Metrics } from '../core/metrics.ts';
-import type { Clock, HopTrace, LogEntry, Logger, LostRange, Store } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { HopTrace } from '../ports/hop-trace.ts';
+import type { LogEntry } from '../protocol/logged-frames.ts';
+import type { Logger } from '../ports/logger.ts';
+import type { LostRange, Store } from '../ports/store.ts';
 import type { LogFrame, SessionEvent } from './types.ts';
 import { encodeLogFrame } from './wire.ts';
 

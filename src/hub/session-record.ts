@@ -5,7 +5,7 @@ import { uuidv7 } from '../core/ids.ts';
 import { describeIssue } from '../protocol/envelope.ts';
 import { SessionHostFields } from '../protocol/pty-payloads.ts';
 import { HostName } from '../protocol/host-info.ts';
-import type { SessionRecord } from '../ports/ports.ts';
+import type { SessionRecord } from '../ports/store.ts';
 import { askedHost } from './join-spec.ts';
 import { checkSessionEnv, selectBackend, type SessionHostCaps } from './session-host.ts';
 

@@ -7,7 +7,7 @@ import type { Member } from './member.ts';
 import type { Membership } from './membership.ts';
 import type { SessionLog } from './session-log.ts';
 import type { SessionScreen } from '../screen/session-screen.ts';
-import type { LogEntry } from '../ports/ports.ts';
+import type { LogEntry } from '../protocol/logged-frames.ts';
 import type { LogFrame, SessionEvent, SessionObserver } from './types.ts';
 
 type HostEvent = NonNullable<LogEntry['hostEvent']>;

@@ -5,7 +5,9 @@ import type { Principal } from '../auth/principal.ts';
 import type { BindingError, PtyError } from '../protocol/errors.ts';
 import type { ClientEnvelope } from '../protocol/envelope.ts';
 import type { CloseReason, GoodbyePayload, MembershipLists, RoleAssignedPayload, TaskStatusUpdatePayload } from '../protocol/server-payloads.ts';
-import type { LogEntry, ScreenSnapshot, SessionRecord, SessionState } from '../ports/ports.ts';
+import type { LogEntry } from '../protocol/logged-frames.ts';
+import type { ScreenSnapshot } from '../ports/screen.ts';
+import type { SessionRecord, SessionState } from '../ports/store.ts';
 
 export type { CloseReason };
 

@@ -7,7 +7,8 @@ import { PTY_FRAME_OP, ptyFrameJson, serverFrame } from '../protocol/frames.ts';
 import { OutputFrame, outputEntry } from '../protocol/output-frame.ts';
 import type { KeyframePayload, PtyFramePayload } from '../protocol/server-payloads.ts';
 import { SNAPSHOT_FORMAT } from '../protocol/uris.ts';
-import type { LogEntry, ScreenSnapshot } from '../ports/ports.ts';
+import type { LogEntry } from '../protocol/logged-frames.ts';
+import type { ScreenSnapshot } from '../ports/screen.ts';
 import type { LogFrame, SessionEvent, Unicast } from './types.ts';
 
 /**

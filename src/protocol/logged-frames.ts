@@ -25,3 +25,21 @@ export function loggedTaskUpdate(json: string): TaskStatusUpdatePayload | undefi
   const r = env && v.safeParse(TaskStatusUpdatePayload, env.payload);
   return r?.success ? r.output : undefined;
 }
+
+export interface LogEntry {
+  sessionId: string;
+  sequence: number;
+  /** Frame kind: Output, Resize, MembershipChanged, Keyframe, Closed, TaskStatusUpdate. */
+  kind: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  /** The frame exactly as sent to JSON clients (for Output, built on first read: src/protocol/output-frame.ts). */
+  readonly frame: string;
+  /**
+   * Output only: the frame's id and the PTY's bytes. The store and the journal keep these rather
+   * than `frame`, so the output path does no base64 or JSON unless a JSON client or reader asks.
+   */
+  output?: { readonly id: string; readonly data: Uint8Array };
+  /** For Output: the last PTY host event folded in (journal only, docs/protocol.md §3.4). */
+  hostEvent?: { epoch: string; n: number };
+}

@@ -2,7 +2,7 @@
 // envelope) and its PW1O form are each built on first use: a session whose clients are all binary
 // never base64-encodes its output, and the log stores the bytes as they came, with the frame's id
 // so that a replay sends the very frame a live client got.
-import type { LogEntry } from '../ports/ports.ts';
+import type { LogEntry } from './logged-frames.ts';
 import { encodeOutputFrame, writeOutputHead } from './binary.ts';
 import { PTY_FRAME_OP } from './frames.ts';
 import { base64ToBytes, bytesToBase64 } from '../core/ids.ts';

@@ -5,7 +5,8 @@ import * as v from 'valibot';
 import { base64ToBytes } from '../core/ids.ts';
 import { outputBytes } from '../protocol/output-frame.ts';
 import { KeyframePayload, ResizePayload, ServerEnvelope } from '../protocol/server-payloads.ts';
-import type { LogEntry, SessionRecord, Store } from '../ports/ports.ts';
+import type { LogEntry } from '../protocol/logged-frames.ts';
+import type { SessionRecord, Store } from '../ports/store.ts';
 
 export const ASCIICAST_CONTENT_TYPE = 'application/x-asciicast';
 

@@ -1,6 +1,6 @@
 // What `npm start` and `deno task start` print once the router listens: its URLs and how to authenticate.
 import type { Config } from '../core/config.ts';
-import type { SessionRecord } from '../ports/ports.ts';
+import type { SessionRecord } from '../ports/store.ts';
 
 export interface Listening {
   /** http://host:port, or https:// when serving TLS */

@@ -2,7 +2,9 @@
 // the lease is taken at start, renewed by a heartbeat, released at a clean stop. A router that
 // cannot renew it before it expires, or finds it taken, stops serving: by then another router may
 // hold it.
-import type { Clock, InstanceLeaseStore, Logger } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { InstanceLeaseStore } from '../ports/instance-lease.ts';
+import type { Logger } from '../ports/logger.ts';
 
 export class InstanceLeasedError extends Error {
   constructor(

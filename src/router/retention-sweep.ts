@@ -4,7 +4,9 @@
 // (ended sessions' logs first, then an equal share for each live one). One sweep at a time.
 import type { Config } from '../core/config.ts';
 import type { Metrics } from '../core/metrics.ts';
-import type { Clock, Logger, LogRetention } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Logger } from '../ports/logger.ts';
+import type { LogRetention } from '../ports/store.ts';
 
 export interface RetentionSweepDeps {
   retention: LogRetention;

@@ -5,7 +5,8 @@
 import { base64ToBytes } from '../core/ids.ts';
 import { loggedPtyPayload } from '../protocol/logged-frames.ts';
 import { outputBytes } from '../protocol/output-frame.ts';
-import type { Screen, ScreenFactory, SessionRecord, Store } from '../ports/ports.ts';
+import type { Screen, ScreenFactory } from '../ports/screen.ts';
+import type { SessionRecord, Store } from '../ports/store.ts';
 
 /** The screen, and the sequence of the last frame folded into it. */
 export interface Rebuilt {

@@ -5,7 +5,7 @@
 import xterm from '@xterm/headless';
 import serialize from '@xterm/addon-serialize';
 import unicode11 from '@xterm/addon-unicode11';
-import type { Screen, ScreenFactory, ScreenSnapshot } from '../ports/ports.ts';
+import type { Screen, ScreenFactory, ScreenSnapshot } from '../ports/screen.ts';
 import { PlainRun, plainPrefix } from './plain-run.ts';
 import { ScreenFault } from './screen-fault.ts';
 import { SnapshotTail } from './screen-tail.ts';

@@ -4,7 +4,10 @@
 // log, the frames that arrive meanwhile folded in after (docs/architecture.md, "The screen model").
 import type { Config } from '../core/config.ts';
 import type { Metrics } from '../core/metrics.ts';
-import type { Clock, Logger, Screen, ScreenFactory, ScreenSnapshot, SessionRecord, Store } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Logger } from '../ports/logger.ts';
+import type { Screen, ScreenFactory, ScreenSnapshot } from '../ports/screen.ts';
+import type { SessionRecord, Store } from '../ports/store.ts';
 import { KeyframeCadence } from './keyframe-cadence.ts';
 import { rebuildScreen } from './screen-rebuild.ts';
 

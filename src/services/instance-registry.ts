@@ -4,7 +4,9 @@
 // lease (instance-lease.ts) already guarantees one writer per instance id, so the row needs no
 // owner of its own.
 import { HEARTBEAT_MISSES } from '../core/config.ts';
-import type { Clock, InstanceRecord, InstanceRegistryStore, Logger } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { InstanceRecord, InstanceRegistryStore } from '../ports/instance-registry.ts';
+import type { Logger } from '../ports/logger.ts';
 import type { InstanceInfo } from '../protocol/fleet-info.ts';
 
 export interface HeartbeatOptions {

@@ -3,7 +3,7 @@
 // An error is logged as itself (`{ error: e }`): its name, message, stack and cause chain go in
 // the line, so a fault can be traced from the log alone. What a client is told is decided
 // elsewhere (src/protocol/errors.ts toBindingError) and never carries any of it.
-import type { Logger, LogLevel } from '../ports/ports.ts';
+import type { Logger, LogLevel } from '../ports/logger.ts';
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 /** Causes logged under an error at most: a cycle of causes must not loop. */

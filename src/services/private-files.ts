@@ -2,7 +2,7 @@
 // files themselves at start and before every connect (docs/security.md, attack list items 3 and 4).
 // Portable: the runtime adapter supplies the file-system calls (FileFacts).
 import { ConfigError, type Config } from '../core/config.ts';
-import type { Logger } from '../ports/ports.ts';
+import type { Logger } from '../ports/logger.ts';
 
 export interface PathFacts {
   uid: number;

@@ -4,7 +4,8 @@
 // while the token its root minter stood on still authenticates with that scope on that session.
 import { BindingError } from '../protocol/errors.ts';
 import { sha256Hex } from '../core/ids.ts';
-import type { Clock, ShareRecord, ShareStore } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { ShareRecord, ShareStore } from '../ports/share-store.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { ClientCertificate } from '../auth/certificate.ts';
 import { coversSession, hasScope, type Principal } from '../auth/principal.ts';

@@ -6,7 +6,8 @@ import { hasScope, type Principal } from '../auth/principal.ts';
 import { BindingError } from '../protocol/errors.ts';
 import { randomToken, sha256Hex, uuidv7 } from '../core/ids.ts';
 import { describeIssue } from '../protocol/envelope.ts';
-import type { Clock, ShareRecord, ShareStore } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { ShareRecord, ShareStore } from '../ports/share-store.ts';
 import { SHARE_REVOKED, SHARE_TOKEN_PREFIX } from '../protocol/share-info.ts';
 import { sharePrincipalId, shareRefused } from './share-authenticator.ts';
 

@@ -2,7 +2,7 @@
 import { hasScope, type Principal } from '../auth/principal.ts';
 import { BindingError } from '../protocol/errors.ts';
 import type { OpContext, OpHandler } from '../hub/types.ts';
-import type { PushConfigRecord } from '../ports/ports.ts';
+import type { PushConfigRecord } from '../ports/push-store.ts';
 import { GetTaskPayload, ListTasksPayload, SendMessagePayload, TaskIdPayload } from '../protocol/a2a.ts';
 import { decodePageToken, encodePageToken } from './page-token.ts';
 import { taskView } from './task-objects.ts';

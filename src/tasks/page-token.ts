@@ -1,7 +1,7 @@
 // ListTasks page tokens: opaque to clients, the position after the last task of a page.
 import { BindingError } from '../protocol/errors.ts';
 import { base64urlEncode, base64urlToText } from '../core/ids.ts';
-import type { TaskCursor } from '../ports/ports.ts';
+import type { TaskCursor } from '../ports/task-store.ts';
 
 export function encodePageToken(c: TaskCursor): string {
   return base64urlEncode(new TextEncoder().encode(JSON.stringify([c.statusTimestamp, c.id])));

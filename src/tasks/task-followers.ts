@@ -1,7 +1,7 @@
 // Who follows which task on one session: the connection that streamed it and its subscribers.
 // TaskStatusUpdate frames go to them only (docs/protocol.md §3.3, §8.2), live and in a join's replay.
 import type { OpContext } from '../hub/types.ts';
-import type { LogEntry } from '../ports/ports.ts';
+import type { LogEntry } from '../protocol/logged-frames.ts';
 import { loggedTaskUpdate } from '../protocol/logged-frames.ts';
 import { TaskConnection } from './task-connection.ts';
 

@@ -2,7 +2,7 @@
 // frame for the task's followers, a write to the store, and a log line.
 import type { Session } from '../hub/types.ts';
 import type { TaskStatusUpdateEvent } from '../protocol/a2a.ts';
-import type { TaskWrite } from '../ports/ports.ts';
+import type { TaskWrite } from '../ports/task-store.ts';
 import { TaskFollowers } from './task-followers.ts';
 import { taskView } from './task-objects.ts';
 import type { Run, TaskDeps } from './task-run.ts';

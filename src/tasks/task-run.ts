@@ -1,6 +1,8 @@
 // The contract between a session's task queue and the parts that run and record its tasks.
 import type { Task } from '../protocol/a2a.ts';
-import type { Clock, Logger, TaskStore } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Logger } from '../ports/logger.ts';
+import type { TaskStore } from '../ports/task-store.ts';
 import type { TaskSender } from './agent-presence.ts';
 import type { CommandCapture } from './shell-command.ts';
 import type { TaskPlan } from './task-plan.ts';

@@ -1,6 +1,9 @@
 // The A2A task side of every session: one SessionTasks per session, created on first use.
 import type { Session } from '../hub/types.ts';
-import type { Clock, Logger, LogEntry, TaskStore } from '../ports/ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Logger } from '../ports/logger.ts';
+import type { LogEntry } from '../protocol/logged-frames.ts';
+import type { TaskStore } from '../ports/task-store.ts';
 import { SessionTasks } from './session-tasks.ts';
 import type { TaskLimits } from './task-run.ts';
 import { agentMessage, withStatus } from './task-objects.ts';

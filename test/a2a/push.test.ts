@@ -9,7 +9,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import { createClient } from '@libsql/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PUSH_SETTINGS, type PushSettings } from '../../src/core/config.ts';
-import type { WebhookTransport } from '../../src/ports/ports.ts';
+import type { WebhookTransport } from '../../src/ports/webhook-transport.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { newToken, writeTokenFile, type TestToken } from '../helpers/tokens.ts';
 import { a2aClient, rejection, send, TRANSPORTS, untilState, userText, type Transport } from '../helpers/a2a.ts';

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, vi } from 'vitest';
 import type { PtyHostClient } from '../../src/adapter/node/pty-host-client.ts';
 import { ensurePtyHost, type NodePtyHostHandle as PtyHostHandle } from '../../src/adapter/node/pty-host-process.ts';
-import type { Logger, PtyExit, PtyHost } from '../../src/ports/ports.ts';
+import type { Logger } from '../../src/ports/logger.ts';
+import type { PtyExit, PtyHost } from '../../src/ports/pty-host.ts';
 import { expectNoneLeft, killMultiplexers } from './leftovers.ts';
 
 export const WAIT = { timeout: 8000, interval: 20 };

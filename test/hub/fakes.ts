@@ -8,24 +8,13 @@ import { Member } from '../../src/hub/member.ts';
 import { sessionHostCaps } from '../../src/hub/session-host.ts';
 import { newSessionRecord } from '../../src/hub/session-record.ts';
 import { NO_METRICS } from '../../src/core/metrics.ts';
-import type {
-  ClientConnection,
-  Clock,
-  LogEntry,
-  Logger,
-  LostRange,
-  PtyHost,
-  PtyHostListener,
-  PtySessionInfo,
-  QueueListener,
-  Screen,
-  ScreenSnapshot,
-  SessionPatch,
-  SessionRecord,
-  SpawnSpec,
-  SequenceState,
-  Store,
-} from '../../src/ports/ports.ts';
+import type { ClientConnection } from '../../src/ports/client-connection.ts';
+import type { Clock } from '../../src/ports/clock.ts';
+import type { LogEntry } from '../../src/protocol/logged-frames.ts';
+import type { Logger } from '../../src/ports/logger.ts';
+import type { LostRange, QueueListener, SessionPatch, SessionRecord, SequenceState, Store } from '../../src/ports/store.ts';
+import type { PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } from '../../src/ports/pty-host.ts';
+import type { Screen, ScreenSnapshot } from '../../src/ports/screen.ts';
 
 export class FakeClock implements Clock {
   t = Date.parse('2026-06-01T00:00:00Z');

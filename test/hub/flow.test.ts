@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { LogLedger } from '../../src/hub/log-ledger.ts';
 import { HubFlow } from '../../src/hub/session-flow.ts';
 import { NO_METRICS } from '../../src/core/metrics.ts';
-import type { LogEntry, QueueListener } from '../../src/ports/ports.ts';
+import type { LogEntry } from '../../src/protocol/logged-frames.ts';
+import type { QueueListener } from '../../src/ports/store.ts';
 import { FakeScreen, MemoryStore } from './fakes.ts';
 
 const MiB = 1024 * 1024;

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../src/auth/principal.ts';
 import { SessionHub } from '../../src/hub/hub.ts';
-import type { SessionRecord } from '../../src/ports/ports.ts';
+import type { SessionRecord } from '../../src/ports/store.ts';
 import { clientFrame, deferred, FakeConn, Rig, turn, until } from './fakes.ts';
 
 const alice: Principal = { id: 'alice', scopes: new Set(['pty:control']) };

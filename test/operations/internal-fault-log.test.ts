@@ -3,7 +3,7 @@
 // itself: its message, its stack and its cause, so it can be traced. Against the real router
 // and PTY host, whose PTY host link is made to throw a plain Error on a resize and on a kill.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { PtyHost } from '../../src/ports/ports.ts';
+import type { PtyHost } from '../../src/ports/pty-host.ts';
 import { TestClient } from '../helpers/client.ts';
 import { expectNoneLeft } from '../helpers/leftovers.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';

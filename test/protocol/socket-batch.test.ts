@@ -8,7 +8,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { BATCH_FLUSH_BYTES } from '../../src/adapter/node/socket-batch.ts';
 import { wrapNodeSocket } from '../../src/adapter/node/ws-connection.ts';
 import { NO_METRICS } from '../../src/core/metrics.ts';
-import type { ClientConnection } from '../../src/ports/ports.ts';
+import type { ClientConnection } from '../../src/ports/client-connection.ts';
 import { until } from '../helpers/wait.ts';
 
 const cleanups: Array<() => void> = [];

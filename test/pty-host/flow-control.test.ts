@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { PtyHost } from '../../src/ports/ports.ts';
+import type { PtyHost } from '../../src/ports/pty-host.ts';
 import { TestClient } from '../helpers/client.ts';
 import { expectNoneLeft } from '../helpers/leftovers.ts';
 import { Rest } from '../helpers/rest.ts';

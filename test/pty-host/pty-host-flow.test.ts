@@ -9,7 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { encodeFrame } from '../../pty/wire/protocol.ts';
 import { PtyHostClient } from '../../src/adapter/node/pty-host-client.ts';
 import { CREDIT_HIGH_BYTES, CREDIT_LOW_BYTES } from '../../src/core/flow-budget.ts';
-import type { SpawnSpec } from '../../src/ports/ports.ts';
+import type { SpawnSpec } from '../../src/ports/pty-host.ts';
 import { fakeHost } from '../helpers/fake-pty-host.ts';
 import { useHost, WAIT } from '../helpers/pty-host.ts';
 

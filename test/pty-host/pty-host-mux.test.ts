@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { muxPaths } from '../../pty/backends/paths.ts';
 import { sessionMembers } from '../../pty/backends/process-tree.ts';
 import { ensurePtyHost, type NodePtyHostHandle as PtyHostHandle } from '../../src/adapter/node/pty-host-process.ts';
-import type { SpawnSpec } from '../../src/ports/ports.ts';
+import type { SpawnSpec } from '../../src/ports/pty-host.ts';
 import { expectNoneLeft, killMultiplexers } from '../helpers/leftovers.ts';
 import { quietLogger, Recorder, useHost, WAIT } from '../helpers/pty-host.ts';
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PtyHostClient } from '../../src/adapter/node/pty-host-client.ts';
 import { ensurePtyHost, type NodePtyHostHandle } from '../../src/adapter/node/pty-host-process.ts';
 import { CREDIT_HIGH_BYTES, CREDIT_LOW_BYTES, OUTPUT_FRAME_MAX_BYTES } from '../../src/core/flow-budget.ts';
-import type { SpawnSpec } from '../../src/ports/ports.ts';
+import type { SpawnSpec } from '../../src/ports/pty-host.ts';
 import { expectNoneLeft } from '../helpers/leftovers.ts';
 import { quietLogger, WAIT } from '../helpers/pty-host.ts';
 

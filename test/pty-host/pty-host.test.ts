@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isAlive } from '../../pty/backends/process-tree.ts';
-import type { SpawnSpec } from '../../src/ports/ports.ts';
+import type { SpawnSpec } from '../../src/ports/pty-host.ts';
 import { PtyHostClient } from '../../src/adapter/node/pty-host-client.ts';
 import { ensurePtyHost, type NodePtyHostHandle as PtyHostHandle } from '../../src/adapter/node/pty-host-process.ts';
 import { expectNoneLeft } from '../helpers/leftovers.ts';

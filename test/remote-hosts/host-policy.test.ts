@@ -5,7 +5,7 @@ import { ConfigError } from '../../src/core/config.ts';
 import { readPtyHostConfig } from '../../pty/wire/host-config.ts';
 import { parseArgvPattern } from '../../pty/wire/host-config.ts';
 import { checkSpawn, loginShellPatterns, matchesPattern, shellOfPasswdLine, type HostPolicy } from '../../pty/host-policy.ts';
-import type { SpawnSpec } from '../../src/ports/ports.ts';
+import type { SpawnSpec } from '../../src/ports/pty-host.ts';
 
 const allows = (pattern: string, argv: string[]) => matchesPattern(parseArgvPattern(pattern), argv);
 

@@ -2,7 +2,7 @@
 // the host it was placed on, one live link per name, and a host that links again resends only what
 // the hub has not acknowledged.
 import { describe, expect, it } from 'vitest';
-import type { HostResume, PtyHostListener, PtySessionInfo, SpawnSpec } from '../../src/ports/ports.ts';
+import type { HostResume, PtyHostListener, PtySessionInfo, SpawnSpec } from '../../src/ports/pty-host.ts';
 import { PlacedHosts, type HostLink, type RemoteHost } from '../../src/host-link/placed-hosts.ts';
 import { FakePty, silentLogger } from '../hub/fakes.ts';
 

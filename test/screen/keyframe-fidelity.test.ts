@@ -6,7 +6,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { WorkerScreens } from '../../src/adapter/node/worker-screens.ts';
 import { ScreenModel } from '../../src/screen/screen.ts';
-import type { Logger, Screen } from '../../src/ports/ports.ts';
+import type { Logger } from '../../src/ports/logger.ts';
+import type { Screen } from '../../src/ports/screen.ts';
 import { pageTerminal, screenState as state, written } from '../helpers/terminal-state.ts';
 
 const quiet: Logger = { log: () => undefined, child: () => quiet };

@@ -8,7 +8,8 @@ import { WorkerScreens } from '../../src/adapter/node/worker-screens.ts';
 import { PlainRun, plainPrefix, type RunStart } from '../../src/screen/plain-run.ts';
 import { ScreenModel } from '../../src/screen/screen.ts';
 import { terminalInternals } from '../../src/screen/xterm-internals.ts';
-import type { Logger, Screen, ScreenSnapshot } from '../../src/ports/ports.ts';
+import type { Logger } from '../../src/ports/logger.ts';
+import type { Screen, ScreenSnapshot } from '../../src/ports/screen.ts';
 
 const E = '\x1b';
 const encoder = new TextEncoder();

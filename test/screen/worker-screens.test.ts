@@ -1,7 +1,7 @@
 // The Node adapter's screen worker: what it is handed stays the caller's.
 import { afterAll, describe, expect, it } from 'vitest';
 import { WorkerScreens } from '../../src/adapter/node/worker-screens.ts';
-import type { Logger } from '../../src/ports/ports.ts';
+import type { Logger } from '../../src/ports/logger.ts';
 
 const quiet: Logger = { log: () => undefined, child: () => quiet };
 const screens = new WorkerScreens(quiet);

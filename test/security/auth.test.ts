@@ -15,7 +15,7 @@ import { loadConfig } from '../../src/core/config.ts';
 import { BindingError } from '../../src/protocol/errors.ts';
 import { nestsDeeperThan } from '../../src/protocol/json-depth.ts';
 import { decodeClientFrame } from '../../src/protocol/envelope.ts';
-import type { Logger } from '../../src/ports/ports.ts';
+import type { Logger } from '../../src/ports/logger.ts';
 import { newToken, nowSeconds, sha256, signJwt, unsignedJwt } from '../helpers/tokens.ts';
 
 const clock = { now: () => Date.now() };

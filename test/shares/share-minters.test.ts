@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Authenticator } from '../../src/auth/authenticator.ts';
 import type { Principal } from '../../src/auth/principal.ts';
 import { sha256Hex } from '../../src/core/ids.ts';
-import type { ShareRecord, ShareStore } from '../../src/ports/ports.ts';
+import type { ShareRecord, ShareStore } from '../../src/ports/share-store.ts';
 import { SHARE_TOKEN_PREFIX } from '../../src/protocol/share-info.ts';
 import { ShareAuthenticator, sharePrincipalId } from '../../src/shares/share-authenticator.ts';
 

@@ -8,7 +8,7 @@ import type { Worker } from 'node:worker_threads';
 import { createClient, type Client } from '@libsql/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { logCommitWorker, nodeLogCommitterFor, WorkerLogCommitter } from '../../src/adapter/node/worker-log-committer.ts';
-import type { Logger } from '../../src/ports/ports.ts';
+import type { Logger } from '../../src/ports/logger.ts';
 import { inThreadLogCommitter, type LogDatabase, type LogStatement } from '../../storage/log-committer.ts';
 import { openStore } from '../../storage/open.ts';
 import type { LibsqlStore } from '../../storage/store.ts';

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LogJournal, readJournal, type JournalFile } from '../../storage/log-journal.ts';
 import { openStore } from '../../storage/open.ts';
 import type { LibsqlStore } from '../../storage/store.ts';
-import type { LogEntry, SessionRecord } from '../../src/ports/ports.ts';
+import type { LogEntry } from '../../src/protocol/logged-frames.ts';
+import type { SessionRecord } from '../../src/ports/store.ts';
 import { OutputFrame, outputEntry } from '../../src/protocol/output-frame.ts';
 
 /** A journal segment in memory, as the file would hold it. */

@@ -4,7 +4,7 @@
 import type { Client } from '@libsql/client';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fileLogReaderFor } from '../../src/adapter/node/file-log-reader.ts';
-import type { LogEntry } from '../../src/ports/ports.ts';
+import type { LogEntry } from '../../src/protocol/logged-frames.ts';
 import { OutputFrame, outputEntry } from '../../src/protocol/output-frame.ts';
 import { logEntryOfValues } from '../../storage/log-rows.ts';
 import { ENTRY_OVERHEAD, RecentLog } from '../../storage/recent-log.ts';

@@ -1,6 +1,6 @@
 // Unit test of the writer's batching: which entries go into one commit.
 import { describe, expect, it } from 'vitest';
-import type { LogEntry } from '../../src/ports/ports.ts';
+import type { LogEntry } from '../../src/protocol/logged-frames.ts';
 import { WriteQueue } from '../../storage/write-queue.ts';
 
 function entry(sequence: number, bytes: number): LogEntry {

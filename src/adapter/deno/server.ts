@@ -5,7 +5,7 @@ import { errorCode, setUpAuth } from '../../auth/setup.ts';
 import { denoJournalPort } from './journal-file.ts';
 import { inProcessScreens } from '../../screen/screen.ts';
 import { jsonLogger } from '../../services/logger.ts';
-import type { Logger } from '../../ports/ports.ts';
+import type { Logger } from '../../ports/logger.ts';
 import { reloadThen, startRouter, type ServedRouter } from '../../router/router.ts';
 import { sessionConfinement } from '../../core/session-confinement.ts';
 import { PrometheusMetrics } from '../prometheus.ts';

@@ -2,7 +2,7 @@
 // connection. The TCP connection goes to the address the caller checked, never to a fresh lookup
 // of the name (docs/security.md, "Push notifications"); TLS is started on it for the URL's host,
 // which is what the certificate is verified against and what SNI and Host name.
-import type { WebhookTransport } from '../../ports/ports.ts';
+import type { WebhookTransport } from '../../ports/webhook-transport.ts';
 
 /** Longest status line and headers read: only the status matters. */
 const MAX_HEAD = 16 * 1024;

@@ -16,7 +16,7 @@ import { upgradeWebSocket as honoDenoUpgrade } from 'hono/deno';
 import { defineWebSocketHelper, type UpgradeWebSocket, type WSEvents } from 'hono/ws';
 import type { Metrics } from '../../core/metrics.ts';
 import { negotiate } from '../../protocol/subprotocol.ts';
-import type { ClientConnection } from '../../ports/ports.ts';
+import type { ClientConnection } from '../../ports/client-connection.ts';
 import { CLOSE } from '../../protocol/close-codes.ts';
 
 const TEXT = { kind: 'text' };

@@ -7,7 +7,7 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BINARY_DATA, BINARY_WRITE } from '../../../pty/wire/binary-frame.ts';
-import type { HopTrace } from '../../ports/ports.ts';
+import type { HopTrace } from '../../ports/hop-trace.ts';
 
 export const HOP_TRACE_ENV = 'PTY_HOP_TRACE_DIR';
 

@@ -6,7 +6,7 @@ import { PtyHostConnection, type HostSocket, type HostSocketEvents, type PtyHost
 import { PtyHostError } from '../../../pty/wire/protocol.ts';
 import { hostSocketProblem } from '../../services/private-files.ts';
 import { LINK_READ_BYTES } from '../../core/flow-budget.ts';
-import type { HopTrace } from '../../ports/ports.ts';
+import type { HopTrace } from '../../ports/hop-trace.ts';
 import { nodeFileFacts } from './file-facts.ts';
 import { hopTraceFromEnv } from './hop-trace.ts';
 

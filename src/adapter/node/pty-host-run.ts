@@ -9,7 +9,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { lstat, unlink } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import path from 'node:path';
-import type { Logger } from '../../ports/ports.ts';
+import type { Logger } from '../../ports/logger.ts';
 import { detectBackends } from '../../../pty/backends/detect.ts';
 import { loadConfinement } from '../../../pty/confine.ts';
 import { muxPaths } from '../../../pty/backends/paths.ts';

@@ -1,6 +1,6 @@
 // The messages between the router's main thread (worker-screens.ts) and the screen worker
 // (screen-worker.ts): a contract of its own, so the worker imports no main-thread code.
-import type { ScreenSnapshot } from '../../ports/ports.ts';
+import type { ScreenSnapshot } from '../../ports/screen.ts';
 
 export type ToWorker =
   | { t: 'create'; id: number; cols: number; rows: number }

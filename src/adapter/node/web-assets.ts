@@ -7,7 +7,7 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 import type { WebAssets } from '../../../routes/deps.ts';
-import type { Logger } from '../../ports/ports.ts';
+import type { Logger } from '../../ports/logger.ts';
 import { prebuiltWebDir } from './package-files.ts';
 
 type Files = Map<string, { body: Uint8Array; contentType: string }>;

@@ -5,7 +5,7 @@ import { lookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import type { WebhookTransport } from '../../ports/ports.ts';
+import type { WebhookTransport } from '../../ports/webhook-transport.ts';
 
 export interface WebhookTransportOptions {
   /** CA certificates (PEM) trusted instead of the system's: a test's own. */

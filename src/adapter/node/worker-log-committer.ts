@@ -3,7 +3,7 @@
 // every other write stay on the store's client (storage/log-committer.ts says why they never
 // compete for the write lock).
 import { Worker } from 'node:worker_threads';
-import type { Logger } from '../../ports/ports.ts';
+import type { Logger } from '../../ports/logger.ts';
 import type { LogCommitter, LogDatabase, LogStatement } from '../../../storage/log-committer.ts';
 import { workerEntry } from './package-files.ts';
 

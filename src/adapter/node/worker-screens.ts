@@ -10,7 +10,8 @@
 // the worker sees every screen's writes in order and a snapshot is never short of one.
 import { Worker } from 'node:worker_threads';
 import { concatBytes } from '../../core/bytes.ts';
-import type { Logger, Screen, ScreenSnapshot } from '../../ports/ports.ts';
+import type { Logger } from '../../ports/logger.ts';
+import type { Screen, ScreenSnapshot } from '../../ports/screen.ts';
 import type { FromWorker, ToWorker } from './screen-worker-messages.ts';
 import { workerEntry } from './package-files.ts';
 

@@ -2,7 +2,8 @@
 import type { WSContext } from 'hono/ws';
 import WebSocket from 'ws';
 import type { Metrics } from '../../core/metrics.ts';
-import type { ClientConnection, HopTrace } from '../../ports/ports.ts';
+import type { ClientConnection } from '../../ports/client-connection.ts';
+import type { HopTrace } from '../../ports/hop-trace.ts';
 import { socketBatch } from './socket-batch.ts';
 import { CLOSE, reapedReason } from '../../protocol/close-codes.ts';
 
