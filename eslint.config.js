@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
+import { URL } from 'node:url';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -9,6 +11,9 @@ const nodeOnlyImports = (message) => ({
   patterns: [{ group: ['node:*', '@hono/node-server/*', 'tsx/*', ...builtinModules.map((m) => `${m}/*`)], message }],
 });
 const nodeGlobals = (message) => ['process', 'Buffer', 'require', '__dirname', '__filename'].map((name) => ({ name, message }));
+
+// Which files are portable is declared once, in layout.json (test/project/portability.test.ts reads it too).
+const layout = JSON.parse(readFileSync(new URL('./layout.json', import.meta.url), 'utf8'));
 
 const portable = 'The portable core imports no Node-only API: put this in src/adapter/node/ (or src/adapter/deno/).';
 const deno = 'The Deno adapter uses Deno APIs, not Node ones.';
@@ -23,15 +28,15 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
-  {
-    // The router core, its routes and storage, and the PTY host protocol and client the adapters share.
-    files: ['src/**/*.ts', 'routes/**/*.ts', 'storage/**/*.ts', 'pty/wire/protocol.ts', 'src/host-link/client.ts', 'pty/wire/host-config.ts'],
-    ignores: ['src/adapter/node/**', 'src/adapter/deno/**'],
+  // The portable core, and the parts both adapters share: neither Node's API nor Deno's.
+  ...[layout.portable, layout.runtimeShared].map(({ files, ignores = [] }) => ({
+    files,
+    ignores,
     rules: {
       'no-restricted-imports': ['error', nodeOnlyImports(portable)],
       'no-restricted-globals': ['error', ...nodeGlobals(portable), { name: 'Deno', message: 'The portable core uses no Deno API: put this in src/adapter/deno/.' }],
     },
-  },
+  })),
   {
     files: ['src/adapter/deno/**/*.ts'],
     rules: {

@@ -1,23 +1,18 @@
 // The router core runs on Node and Deno (and is what a Workers port would reuse): no file of it
 // may reach a Node-only module, directly or through a relative import into an adapter (which the
 // ESLint rule, seeing one file's specifiers at a time, cannot tell), and the Deno import map must
-// name every package the Deno router loads.
-import { readFileSync, readdirSync } from 'node:fs';
+// name every package the Deno router loads. Which files are the portable core is layout.json's to
+// say, for this test and for ESLint alike.
+import { readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
+import { ESLint } from 'eslint';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-
-const ROOT = resolve(new URL('../..', import.meta.url).pathname);
+import { isPortable, isRuntimeShared, LAYOUT, ROOT, tsFilesUnder } from '../helpers/layout.ts';
 
 /** Packages that only run on Node (besides Node's own modules). */
 const NODE_ONLY_PACKAGES = ['ws', 'node-pty', '@hono/node-server', '@hono/node-ws', 'tsx'];
-
-/** The portable core, by path relative to the root (src/adapter/ holds the runtimes' parts). */
-function isPortable(rel: string): boolean {
-  if (rel.startsWith('src/adapter/')) return false;
-  return /^(src|routes|storage)\//.test(rel) || rel === 'pty/wire/protocol.ts' || rel === 'pty/wire/binary-frame.ts' || rel === 'pty/wire/frame-decoder.ts' || rel === 'src/host-link/client.ts' || rel === 'src/host-link/ack-batch.ts' || rel === 'src/host-link/input-in-flight.ts' || rel === 'pty/wire/host-config.ts' || rel === 'pty/credit-loop.ts';
-}
 
 function packageName(spec: string): string {
   const parts = spec.split('/');
@@ -63,23 +58,21 @@ function walk(entries: string[], allowed: (rel: string) => boolean, read: (file:
   return { packages, problems };
 }
 
-function filesUnder(dir: string): string[] {
-  return readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.ts'))
-    .map((f) => join(dir, f));
-}
+/** Every file layout.json declares portable (its globs' top folders, walked). */
+const portableFiles = [...new Set(LAYOUT.portable.files.map((g) => g.split('/')[0]!))].flatMap(tsFilesUnder).filter(isPortable);
 
-const portableFiles = [...filesUnder('src'), ...filesUnder('routes'), ...filesUnder('storage'), 'pty/wire/protocol.ts', 'pty/wire/binary-frame.ts', 'pty/wire/frame-decoder.ts', 'src/host-link/client.ts', 'src/host-link/ack-batch.ts', 'src/host-link/input-in-flight.ts'].filter(isPortable);
 
 describe('portability', () => {
   it('no file of the portable core reaches a Node-only module, directly or through an adapter', () => {
     expect(portableFiles).toContain('src/router/router.ts');
+    expect(portableFiles).toContain('pty/wire/protocol.ts');
+    expect(portableFiles).not.toContain('src/adapter/prometheus.ts');
     expect(walk(portableFiles, isPortable).problems).toEqual([]);
   });
 
   it('the core the runtimes serve depends on these packages only', () => {
     // The core as the adapters use it: every portable file an adapter imports, and what those import.
-    const adapterFiles = filesUnder('src/adapter');
+    const adapterFiles = tsFilesUnder('src/adapter');
     const roots = new Set<string>();
     for (const file of adapterFiles) {
       for (const { fileName: spec } of ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true).importedFiles) {
@@ -96,13 +89,24 @@ describe('portability', () => {
   });
 
   it("deno.json's import map names every package the Deno router imports, and the Deno adapter imports nothing of Node", () => {
-    const denoAdapter = (rel: string) => isPortable(rel) || rel.startsWith('src/adapter/deno/') || rel === 'src/adapter/prometheus.ts' || rel === 'src/adapter/exclusive-file-lock.ts';
+    const denoAdapter = (rel: string) => isPortable(rel) || isRuntimeShared(rel) || rel.startsWith('src/adapter/deno/');
     const { packages, problems } = walk(['src/adapter/deno/main.ts'], denoAdapter);
     expect(problems).toEqual([]);
     const imports = Object.keys((JSON.parse(readFileSync(join(ROOT, 'deno.json'), 'utf8')) as { imports: Record<string, string> }).imports);
     const missing = [...packages].filter(([name]) => !imports.includes(name)).map(([name, from]) => `${name} (imported by ${from})`);
     expect(missing).toEqual([]);
   });
+
+  it("ESLint's portable rules cover exactly the files layout.json declares portable or shared by the adapters", async () => {
+    const eslint = new ESLint({ cwd: ROOT });
+    const differ: string[] = [];
+    for (const file of ['src', 'routes', 'storage', 'pty'].flatMap(tsFilesUnder)) {
+      const config = (await eslint.calculateConfigForFile(join(ROOT, file))) as { rules?: Record<string, unknown[]> };
+      const linted = JSON.stringify(config.rules?.['no-restricted-globals'] ?? []).includes('"name":"Deno"');
+      if (linted !== (isPortable(file) || isRuntimeShared(file))) differ.push(`${file}: ESLint ${linted ? 'does' : 'does not'} lint it as portable`);
+    }
+    expect(differ).toEqual([]);
+  }, 60_000);
 
   it('catches a Node import, a Node-only package and a relative import into the Node adapter', () => {
     const fake: Record<string, string> = {
