@@ -12,7 +12,7 @@ import type { PtyExit, PtySessionInfo } from '../src/ports/pty-host.ts';
 import { HOST_UNACKED_KEEP_BYTES, OUTPUT_BATCH_MAX_BYTES, OUTPUT_BATCH_MS, STREAMING_READ_BYTES } from '../src/core/flow-budget.ts';
 import type { Connection } from './connection.ts';
 import { BulkPacing } from './bulk-pacing.ts';
-import { CreditLoop } from './credit-loop.ts';
+import { CreditLoop } from './wire/credit-loop.ts';
 import { HostEvent } from './host-event.ts';
 
 /*

@@ -6,7 +6,7 @@ import type { HostResume, PtyHost, PtyHostListener, PtySessionInfo, SpawnSpec } 
 import type { LogLevel, Logger } from '../ports/logger.ts';
 import { AckBatch } from './ack-batch.ts';
 import { encodeWriteFrame } from '../../pty/wire/binary-frame.ts';
-import { CreditLoop } from '../../pty/credit-loop.ts';
+import { CreditLoop } from '../../pty/wire/credit-loop.ts';
 import { FrameDecoder } from '../../pty/wire/frame-decoder.ts';
 import { InputInFlight } from './input-in-flight.ts';
 import { HostMessageSchema, MAX_BODY_BYTES, PROTOCOL_VERSION, PtyHostError, type HostFeature, type HostMessage, type Request, encodeFrame } from '../../pty/wire/protocol.ts';

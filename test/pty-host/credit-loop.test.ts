@@ -5,7 +5,7 @@
 // no credit back is not bounded, and one that leaves takes its loop with it.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Connection } from '../../pty/connection.ts';
-import { CreditLoop } from '../../pty/credit-loop.ts';
+import { CreditLoop } from '../../pty/wire/credit-loop.ts';
 import { EventStream } from '../../pty/event-stream.ts';
 import { FrameDecoder } from '../../pty/wire/frame-decoder.ts';
 import { HostMessageSchema, type HostMessage } from '../../pty/wire/protocol.ts';

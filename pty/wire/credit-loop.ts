@@ -9,7 +9,7 @@
 // connection that returns credit; in the router, for a host too old to run it (the router then
 // stops reading the whole link instead). Portable: no runtime API.
 
-import { CREDIT_HIGH_BYTES, CREDIT_LOW_BYTES } from '../src/core/flow-budget.ts';
+import { CREDIT_HIGH_BYTES, CREDIT_LOW_BYTES } from '../../src/core/flow-budget.ts';
 
 export class CreditLoop {
   /** Per session: bytes sent and not taken yet (absent: none). */
