@@ -185,7 +185,7 @@ describe('client library against the server', () => {
 
   it('runs unchanged on Deno with its own WebSocket and fetch', async () => {
     server = await startTestServer();
-    const deno = new URL('../node_modules/.bin/deno', import.meta.url).pathname;
+    const deno = new URL('../../node_modules/.bin/deno', import.meta.url).pathname;
     const script = new URL('../fixtures/deno-client.ts', import.meta.url).pathname;
     const config = new URL('../../deno.json', import.meta.url).pathname;
     const child = spawn(deno, ['run', '--allow-net', '--config', config, script, server.origin, server.devToken!], { env: { PATH: process.env.PATH, HOME: server.dir, DENO_NO_UPDATE_CHECK: '1' } });
