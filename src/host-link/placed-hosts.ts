@@ -54,6 +54,7 @@ export interface PlacedHostsOptions {
 
 export class PlacedHosts implements PtyHost {
   readonly #local: PtyHost;
+  readonly #localRoute: { readonly host: PtyHost };
   readonly #logger: Logger;
   readonly #clock: () => number;
   readonly #linked = new Map<string, Linked>();
@@ -73,6 +74,7 @@ export class PlacedHosts implements PtyHost {
 
   constructor(local: PtyHost, logger: Logger, options: PlacedHostsOptions = {}) {
     this.#local = local;
+    this.#localRoute = { host: local };
     this.#logger = logger;
     this.#clock = options.clock ?? Date.now;
     this.#adopt = options.adopt ?? (() => Promise.resolve());
@@ -189,7 +191,8 @@ export class PlacedHosts implements PtyHost {
   /** The session's host: the remote one it is placed on (null while that is not linked), else the local one. */
   #hostOf(sessionId: string): { host: PtyHost | null; name?: string } {
     const name = this.#placed.get(sessionId);
-    if (name === undefined) return { host: this.#local };
+    // Every write, ack and credit of a local session asks: one answer, made once.
+    if (name === undefined) return this.#localRoute;
     return { host: this.#linked.get(name)?.link.host ?? null, name };
   }
 
